@@ -1,0 +1,11 @@
+"""Command-line entry point: `faithscreen ...`."""
+
+from __future__ import annotations
+
+# Importing the command modules registers their commands on `cli`.
+from app.cli import config, db, parse, serve  # noqa: F401
+from app.cli.root import cli
+
+
+def main() -> None:
+    cli()

@@ -1,0 +1,1 @@
+"""`faithscreen db ...` (placeholder, being written)."""

@@ -1,0 +1,1 @@
+"""`faithscreen parse`: read replies with the contract parser (placeholder, being written)."""

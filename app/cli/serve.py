@@ -1,0 +1,1 @@
+"""`faithscreen serve` (placeholder, being written)."""

@@ -1,0 +1,92 @@
+"""Configuration: one pydantic-settings class, read from FAITHSCREEN_* environment variables.
+
+Built by the cached `get_settings()`, never at import time, so tests and the CLI can
+change the environment first.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from app.vocabulary import Role
+
+DEFAULT_DATABASE_URL = "sqlite:///faithscreen.db"
+
+
+class ProviderSettings(BaseModel):
+    """One role's OpenAI-compatible endpoint: FAITHSCREEN_TRANSLATOR_* / FAITHSCREEN_JUDGE_*."""
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key: SecretStr | None = None
+    max_tokens: int = Field(default=2048, ge=1)
+    # A `length` finish is asked again with max_tokens doubled, up to this ceiling.
+    max_tokens_ceiling: int = Field(default=16384, ge=1)
+    temperature: float = Field(default=0.0, ge=0.0, le=2.0)
+    # Read timeout per attempt; reasoning models may think for minutes.
+    timeout_seconds: float = Field(default=300.0, gt=0)
+    connect_timeout_seconds: float = Field(default=5.0, gt=0)
+    # Transport-level retries (connection errors, timeouts, 408/409/429/5xx).
+    max_retries: int = Field(default=3, ge=0, le=10)
+    # Optional requests-per-minute limit for this provider (0: none).
+    requests_per_minute: int = Field(default=0, ge=0)
+
+    def missing(self, role: Role) -> list[str]:
+        """The environment variables that must still be set for this role to be usable."""
+        prefix = f"FAITHSCREEN_{role.value.upper()}_"
+        return [prefix + name for name in ("BASE_URL", "MODEL") if not getattr(self, name.lower())]
+
+
+class Settings(BaseSettings):
+    model_config = SettingsConfigDict(
+        env_prefix="FAITHSCREEN_",
+        env_nested_delimiter="_",
+        env_nested_max_split=1,
+        extra="ignore",
+    )
+
+    database_url: str = DEFAULT_DATABASE_URL
+    translator: ProviderSettings = ProviderSettings()
+    judge: ProviderSettings = ProviderSettings()
+    confirmations: int = Field(default=0, ge=0, le=5)
+    format_retries: int = Field(default=2, ge=0, le=5)
+    # In-flight calls per provider per process.
+    llm_concurrency: int = Field(default=16, ge=1, le=1024)
+    max_statement_bytes: int = Field(default=64 * 1024, ge=1)
+    job_lease_seconds: float = Field(default=60.0, gt=0)
+    # How long `serve` waits on SIGTERM for running screenings before releasing them.
+    shutdown_grace_seconds: float = Field(default=10.0, ge=0)
+
+    def provider(self, role: Role) -> ProviderSettings:
+        return self.translator if role is Role.TRANSLATOR else self.judge
+
+    def missing_providers(self) -> list[str]:
+        return [name for role in Role for name in self.provider(role).missing(role)]
+
+    def masked(self) -> dict[str, Any]:
+        """The effective configuration with every secret masked, for `faithscreen config`."""
+        data = self.model_dump(mode="json")
+        data["database_url"] = mask_url_password(self.database_url)
+        for role in Role:
+            key = self.provider(role).api_key
+            data[role.value]["api_key"] = "**********" if key else None
+        return data
+
+
+def mask_url_password(url: str) -> str:
+    """Hide the password of a database URL (scheme://user:password@host/db)."""
+    scheme, sep, rest = url.partition("://")
+    creds, at, location = rest.rpartition("@")
+    if not sep or not at or ":" not in creds:
+        return url
+    user = creds.split(":", 1)[0]
+    return f"{scheme}://{user}:***@{location}"
+
+
+@lru_cache(maxsize=1)
+def get_settings() -> Settings:
+    return Settings()

@@ -1,0 +1,89 @@
+"""The words of the domain, as values. Every layer speaks in these; see CONVENTIONS.md.
+
+Pure: no database, no HTTP, no framework imports.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Verdict(StrEnum):
+    FAITHFUL = "faithful"
+    MISMATCH = "mismatch"
+    UNCLEAR = "unclear"
+
+
+class ParseStatus(StrEnum):
+    """Why a verdict is what it is. Kept apart from the verdict in every record.
+
+    The first five come from reading the reply text (the contract parser); the rest
+    describe the call that produced it.
+    """
+
+    OK = "ok"
+    MISSING = "missing"
+    INVALID = "invalid"
+    CONFLICTING = "conflicting"
+    BARE_CR = "bare_cr"
+    TRUNCATED = "truncated"
+    EMPTY = "empty"
+    PROVIDER_ERROR = "provider_error"
+    # The provider declined to answer (finish_reason `content_filter` or a refusal
+    # field). Recorded as such and never re-asked: it is not a format fault.
+    REFUSED = "refused"
+
+
+# Statuses a format retry may repair: the reply's shape was wrong, not its answer.
+FORMAT_RETRY_STATUSES: frozenset[ParseStatus] = frozenset(
+    {
+        ParseStatus.MISSING,
+        ParseStatus.INVALID,
+        ParseStatus.CONFLICTING,
+        ParseStatus.BARE_CR,
+        ParseStatus.EMPTY,
+        ParseStatus.TRUNCATED,
+    }
+)
+
+
+class Outcome(StrEnum):
+    PASSED = "passed"
+    FLAGGED = "flagged"
+    NEEDS_REVIEW = "needs_review"
+
+
+class Role(StrEnum):
+    TRANSLATOR = "translator"
+    JUDGE = "judge"
+
+
+class Purpose(StrEnum):
+    """Why an LLM call was made."""
+
+    REVIEW = "review"
+    FORMAT_RETRY = "format_retry"
+    CONFIRMATION = "confirmation"
+
+
+class Severity(StrEnum):
+    """How much an evidence finding weighs in the policy."""
+
+    FLAG = "flag"  # the pair is flagged, whatever the reviews say
+    REVIEW = "review"  # the pair can never pass; a person must look
+
+
+class ScreeningStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """One informal statement and one formal Lean 4 statement (plus optional header)."""
+
+    informal: str
+    formal: str
+    header: str = ""
