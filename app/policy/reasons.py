@@ -1,0 +1,163 @@
+"""Reason codes: why a screening did not pass. Every code the policy emits is named here.
+
+A ruling's reasons are strings of two shapes, so a report can count at either grain:
+
+- a bare `Reason` value, e.g. `judge_mismatch`, `translator_truncated`, `evidence_review`;
+- `<evidence reason>:<finding code>`, e.g. `evidence_review:contract_text_in_input`, one per
+  distinct finding code, next to the bare `evidence_flag` / `evidence_review`. The finding
+  codes themselves are documented with the evidence checks (`app.evidence`).
+
+`reason_kind()` maps either shape back to its `Reason`. A passed ruling has no reasons:
+reasons explain why a pair did not pass, and a pass needs no explanation beyond the outcome.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+
+from app.contract.reading import Reading
+from app.evidence.finding import Finding
+from app.vocabulary import ParseStatus, Role, Severity, Verdict
+
+
+class Reason(StrEnum):
+    TRANSLATOR_MISMATCH = "translator_mismatch"
+    UNCONFIRMED_TRANSLATOR_MISMATCH = "unconfirmed_translator_mismatch"
+    TRANSLATOR_UNCLEAR = "translator_unclear"
+    TRANSLATOR_MISSING = "translator_missing"
+    TRANSLATOR_INVALID = "translator_invalid"
+    TRANSLATOR_CONFLICTING = "translator_conflicting"
+    TRANSLATOR_BARE_CR = "translator_bare_cr"
+    TRANSLATOR_TRUNCATED = "translator_truncated"
+    TRANSLATOR_EMPTY = "translator_empty"
+    TRANSLATOR_PROVIDER_ERROR = "translator_provider_error"
+    TRANSLATOR_REFUSED = "translator_refused"
+    JUDGE_MISMATCH = "judge_mismatch"
+    UNCONFIRMED_JUDGE_MISMATCH = "unconfirmed_judge_mismatch"
+    JUDGE_UNCLEAR = "judge_unclear"
+    JUDGE_MISSING = "judge_missing"
+    JUDGE_INVALID = "judge_invalid"
+    JUDGE_CONFLICTING = "judge_conflicting"
+    JUDGE_BARE_CR = "judge_bare_cr"
+    JUDGE_TRUNCATED = "judge_truncated"
+    JUDGE_EMPTY = "judge_empty"
+    JUDGE_PROVIDER_ERROR = "judge_provider_error"
+    JUDGE_REFUSED = "judge_refused"
+    EVIDENCE_FLAG = "evidence_flag"
+    EVIDENCE_REVIEW = "evidence_review"
+    # Not from the policy: the worker gave up on the screening's job (it kept failing).
+    JOB_FAILED = "job_failed"
+
+
+_MISMATCH = "said MISMATCH and the policy let it stand (confirmed, or no confirmation asked)"
+_UNCONFIRMED = "said MISMATCH, but no confirmation repeat said MISMATCH again"
+_UNCLEAR = "said UNCLEAR: the model could not decide"
+_MISSING = "reply had no VERDICT field"
+_INVALID = "reply's VERDICT was not one of FAITHFUL, MISMATCH, UNCLEAR"
+_CONFLICTING = "reply gave verdicts that disagree"
+_BARE_CR = "reply held a bare carriage return, so its lines were ambiguous"
+_TRUNCATED = "reply was cut off at the length limit"
+_EMPTY = "reply was empty"
+_PROVIDER_ERROR = "call failed at the provider (after transport retries)"
+_REFUSED = "provider declined to answer (content filter or refusal)"
+
+REASON_DESCRIPTIONS: Mapping[Reason, str] = {
+    Reason.TRANSLATOR_MISMATCH: f"The translator {_MISMATCH}.",
+    Reason.UNCONFIRMED_TRANSLATOR_MISMATCH: f"The translator {_UNCONFIRMED}.",
+    Reason.TRANSLATOR_UNCLEAR: f"The translator {_UNCLEAR}.",
+    Reason.TRANSLATOR_MISSING: f"The translator's {_MISSING}.",
+    Reason.TRANSLATOR_INVALID: f"The translator's {_INVALID}.",
+    Reason.TRANSLATOR_CONFLICTING: f"The translator's {_CONFLICTING}.",
+    Reason.TRANSLATOR_BARE_CR: f"The translator's {_BARE_CR}.",
+    Reason.TRANSLATOR_TRUNCATED: f"The translator's {_TRUNCATED}.",
+    Reason.TRANSLATOR_EMPTY: f"The translator's {_EMPTY}.",
+    Reason.TRANSLATOR_PROVIDER_ERROR: f"The translator's {_PROVIDER_ERROR}.",
+    Reason.TRANSLATOR_REFUSED: f"The translator's {_REFUSED}.",
+    Reason.JUDGE_MISMATCH: f"The judge {_MISMATCH}.",
+    Reason.UNCONFIRMED_JUDGE_MISMATCH: f"The judge {_UNCONFIRMED}.",
+    Reason.JUDGE_UNCLEAR: f"The judge {_UNCLEAR}.",
+    Reason.JUDGE_MISSING: f"The judge's {_MISSING}.",
+    Reason.JUDGE_INVALID: f"The judge's {_INVALID}.",
+    Reason.JUDGE_CONFLICTING: f"The judge's {_CONFLICTING}.",
+    Reason.JUDGE_BARE_CR: f"The judge's {_BARE_CR}.",
+    Reason.JUDGE_TRUNCATED: f"The judge's {_TRUNCATED}.",
+    Reason.JUDGE_EMPTY: f"The judge's {_EMPTY}.",
+    Reason.JUDGE_PROVIDER_ERROR: f"The judge's {_PROVIDER_ERROR}.",
+    Reason.JUDGE_REFUSED: f"The judge's {_REFUSED}.",
+    Reason.EVIDENCE_FLAG: "A finding of severity `flag` (its code follows the colon).",
+    Reason.EVIDENCE_REVIEW: "A finding of severity `review` (its code follows the colon).",
+    Reason.JOB_FAILED: "The screening's job kept failing and was given up; its error is kept.",
+}
+
+# Reasons that make the outcome `flagged`; every other reason makes it `needs_review`.
+FLAGGING_REASONS: frozenset[Reason] = frozenset(
+    {Reason.TRANSLATOR_MISMATCH, Reason.JUDGE_MISMATCH, Reason.EVIDENCE_FLAG}
+)
+
+# Explicit tables with no catch-all: a status or role added to the vocabulary raises
+# KeyError here (and in the tests that walk every value) instead of slipping through.
+_STATUS_REASONS: Mapping[tuple[Role, ParseStatus], Reason] = {
+    (Role.TRANSLATOR, ParseStatus.MISSING): Reason.TRANSLATOR_MISSING,
+    (Role.TRANSLATOR, ParseStatus.INVALID): Reason.TRANSLATOR_INVALID,
+    (Role.TRANSLATOR, ParseStatus.CONFLICTING): Reason.TRANSLATOR_CONFLICTING,
+    (Role.TRANSLATOR, ParseStatus.BARE_CR): Reason.TRANSLATOR_BARE_CR,
+    (Role.TRANSLATOR, ParseStatus.TRUNCATED): Reason.TRANSLATOR_TRUNCATED,
+    (Role.TRANSLATOR, ParseStatus.EMPTY): Reason.TRANSLATOR_EMPTY,
+    (Role.TRANSLATOR, ParseStatus.PROVIDER_ERROR): Reason.TRANSLATOR_PROVIDER_ERROR,
+    (Role.TRANSLATOR, ParseStatus.REFUSED): Reason.TRANSLATOR_REFUSED,
+    (Role.JUDGE, ParseStatus.MISSING): Reason.JUDGE_MISSING,
+    (Role.JUDGE, ParseStatus.INVALID): Reason.JUDGE_INVALID,
+    (Role.JUDGE, ParseStatus.CONFLICTING): Reason.JUDGE_CONFLICTING,
+    (Role.JUDGE, ParseStatus.BARE_CR): Reason.JUDGE_BARE_CR,
+    (Role.JUDGE, ParseStatus.TRUNCATED): Reason.JUDGE_TRUNCATED,
+    (Role.JUDGE, ParseStatus.EMPTY): Reason.JUDGE_EMPTY,
+    (Role.JUDGE, ParseStatus.PROVIDER_ERROR): Reason.JUDGE_PROVIDER_ERROR,
+    (Role.JUDGE, ParseStatus.REFUSED): Reason.JUDGE_REFUSED,
+}
+
+# What an `ok` reading that is not FAITHFUL means, per role. For a mismatch the first
+# entry is the standing reason and the second the unconfirmed one.
+_UNCLEAR_REASONS: Mapping[Role, Reason] = {
+    Role.TRANSLATOR: Reason.TRANSLATOR_UNCLEAR,
+    Role.JUDGE: Reason.JUDGE_UNCLEAR,
+}
+_MISMATCH_REASONS: Mapping[Role, tuple[Reason, Reason]] = {
+    Role.TRANSLATOR: (Reason.TRANSLATOR_MISMATCH, Reason.UNCONFIRMED_TRANSLATOR_MISMATCH),
+    Role.JUDGE: (Reason.JUDGE_MISMATCH, Reason.UNCONFIRMED_JUDGE_MISMATCH),
+}
+
+_SEVERITY_REASONS: Mapping[Severity, Reason] = {
+    Severity.FLAG: Reason.EVIDENCE_FLAG,
+    Severity.REVIEW: Reason.EVIDENCE_REVIEW,
+}
+
+
+def not_faithful_reason(role: Role, reading: Reading) -> Reason:
+    """The reason for a reading that is neither FAITHFUL nor a mismatch read from an ok reply.
+
+    A non-ok status always wins over the verdict it carries: only `ok` verdicts are the
+    model's word (a reading that breaks that invariant still cannot pass).
+    """
+    if reading.parse_status is ParseStatus.OK and reading.verdict is Verdict.UNCLEAR:
+        return _UNCLEAR_REASONS[role]
+    return _STATUS_REASONS[(role, reading.parse_status)]
+
+
+def mismatch_reason(role: Role, *, standing: bool) -> Reason:
+    standing_reason, unconfirmed_reason = _MISMATCH_REASONS[role]
+    return standing_reason if standing else unconfirmed_reason
+
+
+def evidence_reasons(findings: list[Finding], severity: Severity) -> list[str]:
+    """The bare evidence reason, then one `<reason>:<code>` per distinct code, in order."""
+    codes = [finding.code for finding in findings if finding.severity is severity]
+    if not codes:
+        return []
+    reason = _SEVERITY_REASONS[severity]
+    return [reason, *(f"{reason}:{code}" for code in dict.fromkeys(codes))]
+
+
+def reason_kind(reason: str) -> Reason:
+    """The `Reason` of either reason shape; raises ValueError for an unknown code."""
+    return Reason(reason.partition(":")[0])

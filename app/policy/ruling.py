@@ -1,0 +1,104 @@
+"""The policy: two readings, their confirmations and the evidence -> an outcome.
+
+Pure: no database, no HTTP, no framework imports. The rules (`POLICY_VERSION` changes
+whenever any input could be decided differently):
+
+1. A role's reading that is FAITHFUL from an `ok` reply adds no reason. Anything else adds
+   exactly one reason for that role (`reasons.py`).
+2. A MISMATCH from an `ok` reply, with `confirmations` k > 0, was re-asked k more times by
+   the pipeline. It stands (`<role>_mismatch`) only if some repeat is again an `ok`
+   MISMATCH; otherwise (repeats FAITHFUL, UNCLEAR, failed, or fewer than k supplied) it is
+   `unconfirmed_<role>_mismatch`, which needs review and never passes. With k = 0 it stands.
+3. Every other reading adds `<role>_unclear` (the model said UNCLEAR) or `<role>_<status>`.
+4. Each evidence severity present adds its bare reason plus one reason per finding code.
+5. `flagged` if any reason is a standing mismatch or `evidence_flag`; else `needs_review` if
+   there is any reason at all; else `passed`. So a pair passes only when both readings are
+   `ok` + FAITHFUL and there is no finding of any severity (fail closed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from app.contract.reading import Reading
+from app.evidence.finding import Finding
+from app.policy.reasons import (
+    FLAGGING_REASONS,
+    evidence_reasons,
+    mismatch_reason,
+    not_faithful_reason,
+    reason_kind,
+)
+from app.vocabulary import Outcome, Role, Severity
+
+POLICY_VERSION = "policy-1"
+
+
+@dataclass(frozen=True, slots=True)
+class RoleResult:
+    """One role's reading, plus the confirmation repeats asked for it (in the order asked)."""
+
+    reading: Reading
+    confirmations: tuple[Reading, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Ruling:
+    """What the policy concluded. `reasons` is empty exactly when the outcome is `passed`."""
+
+    outcome: Outcome
+    reasons: tuple[str, ...]
+    policy_version: str
+
+
+def confirmations_needed(reading: Reading, k: int) -> int:
+    """How many confirmation repeats the pipeline must ask for this reading: k or 0."""
+    _check_k(k)
+    return k if reading.is_mismatch else 0
+
+
+def decide(
+    translator: RoleResult,
+    judge: RoleResult,
+    findings: Sequence[Finding],
+    confirmations: int,
+) -> Ruling:
+    """Apply the rules in the module docstring.
+
+    Raises ValueError for k < 0, or for more repeats than `confirmations_needed` allows:
+    either is a pipeline fault, and guessing which repeats count would hide it.
+    """
+    reasons = [
+        *_role_reasons(Role.TRANSLATOR, translator, confirmations),
+        *_role_reasons(Role.JUDGE, judge, confirmations),
+        *evidence_reasons(list(findings), Severity.FLAG),
+        *evidence_reasons(list(findings), Severity.REVIEW),
+    ]
+    return Ruling(_outcome(reasons), tuple(reasons), POLICY_VERSION)
+
+
+def _role_reasons(role: Role, result: RoleResult, k: int) -> list[str]:
+    reading = result.reading
+    if len(result.confirmations) > confirmations_needed(reading, k):
+        raise ValueError(
+            f"{role.value}: {len(result.confirmations)} confirmation readings supplied, "
+            f"but at most {confirmations_needed(reading, k)} were to be asked"
+        )
+    if reading.is_faithful:
+        return []
+    if reading.is_mismatch:
+        standing = k == 0 or any(repeat.is_mismatch for repeat in result.confirmations)
+        return [mismatch_reason(role, standing=standing)]
+    return [not_faithful_reason(role, reading)]
+
+
+def _outcome(reasons: list[str]) -> Outcome:
+    if any(reason_kind(reason) in FLAGGING_REASONS for reason in reasons):
+        return Outcome.FLAGGED
+    return Outcome.NEEDS_REVIEW if reasons else Outcome.PASSED
+
+
+def _check_k(k: int) -> None:
+    if k < 0:
+        raise ValueError(f"confirmations must be >= 0, got {k}")

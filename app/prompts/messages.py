@@ -1,0 +1,91 @@
+"""The review prompts: what the translator and the judge are asked, for one pair.
+
+Pure: a pair in, chat messages out; no database, no HTTP, no framework imports.
+`PROMPT_VERSION` changes whenever any pair could be sent different text; a golden hash in
+the tests fails on any template edit until the version and the hash are both updated.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from typing import Literal, TypedDict
+
+from app.prompts.fence import fence_code
+from app.prompts.texts import template
+from app.vocabulary import Pair, Role
+
+PROMPT_VERSION = "prompts-1"
+
+
+class Message(TypedDict):
+    role: Literal["system", "user", "assistant"]
+    content: str
+
+
+_SYSTEM_TEMPLATES: Mapping[Role, str] = {
+    Role.TRANSLATOR: "translator_system.txt",
+    Role.JUDGE: "judge_system.txt",
+}
+_CONTRACT_TEMPLATES: Mapping[Role, str] = {
+    Role.TRANSLATOR: "translator_contract.txt",
+    Role.JUDGE: "judge_contract.txt",
+}
+
+
+def translator_messages(pair: Pair) -> list[Message]:
+    """Back-translate the Lean statement, compare, reply BACK-TRANSLATION/VERDICT/ISSUES."""
+    return review_messages(Role.TRANSLATOR, pair)
+
+
+def judge_messages(pair: Pair) -> list[Message]:
+    """An independent comparison, replying VERDICT/ISSUES; it never sees the translator's."""
+    return review_messages(Role.JUDGE, pair)
+
+
+def confirmation_messages(role: Role, pair: Pair) -> list[Message]:
+    """A confirmation repeat: exactly the role's review messages, asked afresh.
+
+    The earlier MISMATCH is deliberately not shown. Shown, it would anchor the model on
+    its own answer (or, worded as a challenge, push it to recant), and the repeat would
+    measure agreeableness instead of whether the mismatch is found again independently.
+    """
+    return review_messages(role, pair)
+
+
+def review_messages(role: Role, pair: Pair) -> list[Message]:
+    """The system prompt for `role` and a user message holding the fenced pair."""
+    return [
+        {"role": "system", "content": system_prompt(role)},
+        {"role": "user", "content": pair_request(pair)},
+    ]
+
+
+def system_prompt(role: Role) -> str:
+    # The same for every pair, so providers can cache it; per-pair text goes in the user turn.
+    return template(_SYSTEM_TEMPLATES[role]).format(
+        rules=template("review_rules.txt"), contract=reply_contract(role)
+    )
+
+
+def reply_contract(role: Role) -> str:
+    """The reply format `role` is asked for (also repeated by a format retry)."""
+    return template(_CONTRACT_TEMPLATES[role])
+
+
+def pair_request(pair: Pair) -> str:
+    """The user message: the pair's three parts, each fenced as data (see `fence`)."""
+    code = fence_code([pair.informal, pair.header, pair.formal])
+    # str.format substitutes once: braces or `{code}` inside the statements stay literal.
+    return template("pair.txt").format(
+        code=code, informal=pair.informal, header=pair.header, formal=pair.formal
+    )
+
+
+def messages_sha256(messages: Sequence[Message]) -> str:
+    """A hex SHA-256 of exactly what was sent (roles, contents and their order)."""
+    canonical = [{"role": message["role"], "content": message["content"]} for message in messages]
+    # ensure_ascii keeps lone surrogates hashable; the escaping is deterministic too.
+    data = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(data.encode("ascii")).hexdigest()
