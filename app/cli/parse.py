@@ -1,1 +1,122 @@
-"""`faithscreen parse`: read replies with the contract parser (placeholder, being written)."""
+"""`faithscreen parse`: read replies with the contract parser and print what was read.
+
+A parse status is data: the exit code is 0 whatever the statuses. An input the command
+cannot read (a missing file, bytes that are not UTF-8, a JSONL line that is not a JSON
+object with a string `response`) exits 2 with a message on stderr naming the line. JSONL
+is streamed, so the lines before a bad one have already been written when it stops.
+
+Input is decoded from UTF-8 bytes with no newline translation, so a bare CR in a file
+reaches the parser (text mode would have turned it into a line end). A byte-order mark at
+the start of the input (or of a JSONL line) is dropped: it belongs to the file, not the
+reply. Blank JSONL lines are skipped. Output is UTF-8 JSON, one object per line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sys
+from contextlib import AbstractContextManager
+from typing import Annotated, Any, BinaryIO, NoReturn
+
+import typer
+
+from app.cli.root import cli
+from app.contract import Reading, parse_reply
+
+EXIT_BAD_INPUT = 2
+JSON_WHITESPACE = " \t\r\n"
+
+
+class BadInput(Exception):
+    """An input the command cannot read; the message says where."""
+
+
+@cli.command("parse")
+def parse_command(
+    source: Annotated[
+        str, typer.Argument(metavar="FILE|-", help="The input file; - (default) reads stdin.")
+    ] = "-",
+    jsonl: Annotated[
+        bool,
+        typer.Option(
+            "--jsonl",
+            help='Read lines {"id": ..., "response": ...}; write one object per line.',
+        ),
+    ] = False,
+) -> None:
+    """Read replies with the reply contract; print the verdict and parse status as JSON."""
+    try:
+        with _open_binary(source) as stream:
+            if jsonl:
+                _parse_jsonl(stream)
+            else:
+                _write(_reading_fields(parse_reply(_decode(stream.read(), "input"))))
+    except BadInput as error:
+        _fail(str(error))
+    finally:
+        sys.stdout.buffer.flush()
+
+
+def _open_binary(source: str) -> AbstractContextManager[BinaryIO]:
+    if source == "-":
+        return contextlib.nullcontext(sys.stdin.buffer)
+    try:
+        return open(source, "rb")  # the caller's `with` closes it
+    except OSError as error:
+        raise BadInput(f"cannot read {source}: {error.strerror}") from error
+
+
+def _parse_jsonl(stream: BinaryIO) -> None:
+    # Iterating a binary stream splits at b"\n" only, as the JSONL format does.
+    for number, raw in enumerate(stream, start=1):
+        text = _decode(raw, f"line {number}")
+        if text.strip(JSON_WHITESPACE):
+            item = _jsonl_item(text, number)
+            reading = parse_reply(item["response"])
+            _write({"id": item.get("id"), **_reading_fields(reading)})
+
+
+def _jsonl_item(text: str, number: int) -> dict[str, Any]:
+    try:
+        item = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as error:
+        raise BadInput(f"line {number}: not valid JSON ({error})") from error
+    if not isinstance(item, dict) or not isinstance(item.get("response"), str):
+        raise BadInput(f"line {number}: expected a JSON object with a string 'response'")
+    return item
+
+
+def _reject_constant(name: str) -> NoReturn:
+    # NaN and Infinity are not JSON; echoing one back as an id would write invalid JSON.
+    raise ValueError(f"{name} is not allowed")
+
+
+def _decode(data: bytes, where: str) -> str:
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise BadInput(f"{where}: not valid UTF-8 at byte {error.start}") from error
+
+
+def _reading_fields(reading: Reading) -> dict[str, str | None]:
+    return {
+        "verdict": reading.verdict.value,
+        "parse_status": reading.parse_status.value,
+        "back_translation": reading.back_translation,
+        "issues": reading.issues,
+        "parser_version": reading.parser_version,
+    }
+
+
+def _write(record: dict[str, Any]) -> None:
+    line = json.dumps(record, ensure_ascii=False) + "\n"
+    # A lone surrogate (from a JSON "\ud800" escape) can only sit inside a JSON string,
+    # where backslashreplace writes it back as the same valid "\ud800" escape.
+    sys.stdout.buffer.write(line.encode("utf-8", "backslashreplace"))
+
+
+def _fail(message: str) -> NoReturn:
+    sys.stdout.buffer.flush()
+    typer.echo(f"faithscreen parse: {message}", err=True)
+    raise typer.Exit(EXIT_BAD_INPUT)
