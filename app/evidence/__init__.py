@@ -1,0 +1,84 @@
+"""Evidence: deterministic findings about a pair itself, before any LLM sees it.
+
+Pure and cheap: plain strings in, findings out; no Lean, no network, no database. Every
+check and its measured precision on the labelled data is described in docs/evidence.md.
+`EVIDENCE_VERSION` changes whenever any check could answer differently for some pair,
+so stored findings can be told apart from those of another version.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from app.evidence.big_operators import find_big_operator_scope
+from app.evidence.check import Check, Detector
+from app.evidence.contract_text import find_contract_text
+from app.evidence.counted_set import find_counted_set
+from app.evidence.finding import Finding
+from app.evidence.free_variables import find_auto_bound
+from app.evidence.nat_division import find_truncating_division
+from app.evidence.shadowed_binder import find_shadowed_binder
+from app.vocabulary import Pair, Severity
+
+EVIDENCE_VERSION = "evidence-1"
+
+CONTRACT_TEXT_IN_INPUT = Check(
+    "contract_text_in_input",
+    Severity.REVIEW,
+    "a statement line begins with VERDICT:, BACK-TRANSLATION: or ISSUES:",
+    find_contract_text,
+)
+TRUNCATING_DIVISION = Check(
+    "truncating_division",
+    Severity.REVIEW,
+    "a `/` computed in ℕ/ℤ where it truncates: `r^(1 / 3)`, `(1 / 4) ^ n = 1 / 4`",
+    find_truncating_division,
+)
+AUTO_BOUND_VARIABLE = Check(
+    "auto_bound_variable",
+    Severity.REVIEW,
+    "a variable-like name (`x`, `n!`) used but never bound, so Lean auto-binds it",
+    find_auto_bound,
+)
+BIG_OPERATOR_SCOPE = Check(
+    "big_operator_scope",
+    Severity.REVIEW,
+    "a ∑/∏ binder used after a top-level `+`/`-` has ended the operator's body",
+    find_big_operator_scope,
+)
+COUNTED_SET_UNDERDETERMINED = Check(
+    "counted_set_underdetermined",
+    Severity.REVIEW,
+    "the size or sum of a set is stated, but hypotheses only bound it as `∀ x ∈ S, P x`",
+    find_counted_set,
+)
+SHADOWED_BINDER = Check(
+    "shadowed_binder",
+    Severity.REVIEW,
+    "a theorem binder declared again while the earlier one is already in use",
+    find_shadowed_binder,
+)
+
+CHECKS: tuple[Check, ...] = (
+    CONTRACT_TEXT_IN_INPUT,
+    TRUNCATING_DIVISION,
+    AUTO_BOUND_VARIABLE,
+    BIG_OPERATOR_SCOPE,
+    COUNTED_SET_UNDERDETERMINED,
+    SHADOWED_BINDER,
+)
+
+
+def run_checks(pair: Pair, checks: Iterable[Check] = CHECKS) -> list[Finding]:
+    """Every finding of every check, in check order."""
+    return [finding for check in checks for finding in check(pair)]
+
+
+__all__ = [
+    "CHECKS",
+    "EVIDENCE_VERSION",
+    "Check",
+    "Detector",
+    "Finding",
+    "run_checks",
+]

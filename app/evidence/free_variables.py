@@ -1,0 +1,53 @@
+"""Lint `auto_bound_variable`: a variable-like name the statement uses but never binds.
+
+With `autoImplicit` on, Lean turns such a name into a fresh universally quantified
+variable instead of failing, so the statement silently says something else:
+- `n!` is one identifier, not `n !` (factorial), so `80325 ∣ n!` is about a new `n!`;
+- `h0 : f x + f (x-1) = x^2` with no `∀ x` and no binder `x` holds at one point only.
+Only names that look like variables are considered (one letter, then digits, subscripts
+or primes, maybe `!`), since longer names are usually library constants we cannot see.
+Binding is collected over the whole text, ignoring scope: a name bound anywhere counts as
+bound everywhere, which can only hide a finding, never invent one.
+"""
+
+from __future__ import annotations
+
+import re
+
+from app.evidence.binding import bound_names, notation_names
+from app.evidence.lean_source import Kind, lean_tokens
+from app.vocabulary import Pair
+
+_VARIABLE_LIKE = re.compile(
+    "[A-Za-zα-κμ-ωΑ-ΟΡΤ-Ω][0-9'\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c]*!?"
+)
+# Single-letter Mathlib notations (Real.pi, Complex.I, Polynomial.X/C, Nat.totient,
+# ArithmeticFunction.sigma/cardDistinctFactors/cardFactors/vonMangoldt/moebius).
+KNOWN_CONSTANTS = frozenset({"π", "I", "X", "C", "φ", "σ", "ω", "Ω", "Λ", "μ"})
+MAX_FINDINGS = 5
+
+
+def find_auto_bound(pair: Pair) -> list[str]:
+    formal = lean_tokens(pair.formal)
+    bound = bound_names(lean_tokens(pair.header)) | bound_names(formal)
+    bound |= notation_names(pair.header) | notation_names(pair.formal)
+    free: dict[str, None] = {}
+    for token in formal.items:
+        if token.kind is Kind.IDENT and _is_free(token.head, bound):
+            free.setdefault(token.head)
+    return [_message(name) for name in list(free)[:MAX_FINDINGS]]
+
+
+def _is_free(name: str, bound: set[str]) -> bool:
+    # `n!` is free unless the very name `n!` is bound: a bound `n` does not help.
+    known = name in bound or name in KNOWN_CONSTANTS
+    return not known and _VARIABLE_LIKE.fullmatch(name) is not None
+
+
+def _message(name: str) -> str:
+    if name.endswith("!"):
+        return (
+            f"`{name}` is one identifier that is never bound, so Lean makes it a new "
+            f"variable; the factorial is written `{name[:-1]} !` or `({name[:-1]})!`"
+        )
+    return f"`{name}` is used but never bound, so Lean makes it a new implicit variable"
