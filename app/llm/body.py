@@ -1,0 +1,88 @@
+"""Reading an OpenAI-compatible chat completion body, strictly.
+
+Anything that is not the expected shape raises `MalformedBody`; the client turns that
+into a failed call instead of guessing what the provider meant.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, TypeGuard
+
+
+class MalformedBody(ValueError):
+    """A 200 response whose body is not a chat completion we can read."""
+
+
+@dataclass(frozen=True, slots=True)
+class Completion:
+    content: str | None
+    finish_reason: str | None
+    refusal: str | None
+    model: str | None
+    usage: dict[str, int]
+
+
+def read_completion(text: str) -> Completion:
+    """Read `choices[0]` of a chat completion body; content is kept byte-for-byte."""
+    message, choice, body = _first_message(_json_object(text))
+    return Completion(
+        content=_optional_str(message, "content", "choices[0].message.content"),
+        finish_reason=_optional_str(choice, "finish_reason", "choices[0].finish_reason"),
+        refusal=_optional_str(message, "refusal", "choices[0].message.refusal"),
+        model=_optional_str(body, "model", "model"),
+        usage=usage_from_body(body),
+    )
+
+
+def usage_from_body(body: dict[str, Any]) -> dict[str, int]:
+    """Token counts the provider reported; absent or non-integer counts are left out."""
+    usage = _dict(body.get("usage"))
+    details = _dict(usage.get("completion_tokens_details"))
+    counts = {
+        "prompt_tokens": usage.get("prompt_tokens"),
+        "completion_tokens": usage.get("completion_tokens"),
+        "total_tokens": usage.get("total_tokens"),
+        # Some OpenAI-compatible servers report reasoning tokens at the top level.
+        "reasoning_tokens": details.get("reasoning_tokens", usage.get("reasoning_tokens")),
+    }
+    return {name: n for name, n in counts.items() if _is_count(n)}
+
+
+def _json_object(text: str) -> dict[str, Any]:
+    try:
+        # strict=False: a raw control character inside a string (a bare CR, say) is kept
+        # as sent, so the contract parser sees the reply as it was, not a lost reply.
+        body = json.loads(text, strict=False)
+    except ValueError as exc:
+        raise MalformedBody(f"not JSON ({exc})") from None
+    if not isinstance(body, dict):
+        raise MalformedBody(f"expected a JSON object, got {type(body).__name__}")
+    return body
+
+
+def _first_message(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    choices = body.get("choices")
+    if not isinstance(choices, list) or not choices:
+        raise MalformedBody("no choices")
+    choice = choices[0]
+    if not isinstance(choice, dict) or not isinstance(choice.get("message"), dict):
+        raise MalformedBody("choices[0] has no message object")
+    return choice["message"], choice, body
+
+
+def _optional_str(obj: dict[str, Any], key: str, where: str) -> str | None:
+    value = obj.get(key)
+    if value is not None and not isinstance(value, str):
+        raise MalformedBody(f"{where} is {type(value).__name__}, not a string or null")
+    return value
+
+
+def _dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _is_count(value: object) -> TypeGuard[int]:
+    # bool is an int subclass; `true` is not a token count.
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0

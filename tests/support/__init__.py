@@ -1,0 +1,1 @@
+"""Test support: servers and helpers the tests start (not tests themselves)."""
