@@ -58,6 +58,9 @@ class Settings(BaseSettings):
     llm_concurrency: int = Field(default=16, ge=1, le=1024)
     max_statement_bytes: int = Field(default=64 * 1024, ge=1)
     job_lease_seconds: float = Field(default=60.0, gt=0)
+    # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
+    # both roles' calls can keep every provider slot busy).
+    worker_capacity: int = Field(default=0, ge=0)
     # How long `serve` waits on SIGTERM for running screenings before releasing them.
     shutdown_grace_seconds: float = Field(default=10.0, ge=0)
 

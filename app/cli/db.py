@@ -1,1 +1,42 @@
-"""`faithscreen db ...` (placeholder, being written)."""
+"""`faithscreen db ...`: database maintenance."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from app.cli.root import cli
+from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
+from app.settings import get_settings, mask_url_password
+
+db = typer.Typer(help="Database maintenance.", no_args_is_help=True)
+cli.add_typer(db, name="db")
+
+DatabaseUrlOption = Annotated[
+    str | None,
+    typer.Option(
+        "--database-url",
+        help="Database to act on (default: FAITHSCREEN_DATABASE_URL, else ./faithscreen.db).",
+        show_default=False,
+    ),
+]
+
+
+@db.command("upgrade")
+def upgrade(database_url: DatabaseUrlOption = None) -> None:
+    """Apply all pending migrations (creating a SQLite file if needed); print the revision."""
+    url = database_url or get_settings().database_url
+    upgrade_to_head(url)
+    print(f"{mask_url_password(url)}: at revision {current_revision(url)} (head)")
+
+
+@db.command("current")
+def current(database_url: DatabaseUrlOption = None) -> None:
+    """Print the database's revision; exit 1 when migrations are pending."""
+    url = database_url or get_settings().database_url
+    at_head = check_at_head(url)
+    state = "head" if at_head else f"behind head {head_revision()}"
+    print(f"{mask_url_password(url)}: at revision {current_revision(url)} ({state})")
+    if not at_head:
+        raise typer.Exit(1)

@@ -1,1 +1,61 @@
-"""`faithscreen serve` (placeholder, being written)."""
+"""`faithscreen serve` (API, with the worker in the same process unless --no-worker) and
+`faithscreen worker` (a worker process alone)."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+
+import typer
+import uvicorn
+
+from app.api.app import create_app
+from app.cli.root import cli
+from app.db.migrate import upgrade_to_head
+from app.runtime import Runtime
+from app.settings import get_settings
+
+HostOption = typer.Option("127.0.0.1", "--host", help="Address to bind.")
+PortOption = typer.Option(8000, "--port", help="Port to bind.")
+NoWorkerOption = typer.Option(False, "--no-worker", help="Run the API alone, with no worker.")
+
+
+@cli.command("serve")
+def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWorkerOption) -> None:
+    """Run the HTTP API (and, unless --no-worker, the screening worker) in one process."""
+    settings = get_settings()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    upgrade_to_head(settings.database_url)
+    app = create_app(settings, with_worker=not no_worker)
+    uvicorn.run(
+        app,
+        host=host,
+        port=port,
+        # SIGTERM: stop taking requests, finish open ones within this bound, then the
+        # lifespan stops the worker within FAITHSCREEN_SHUTDOWN_GRACE_SECONDS.
+        timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
+        log_level="info",
+    )
+
+
+@cli.command("worker")
+def worker() -> None:
+    """Run a worker process alone (any number, against one PostgreSQL database).
+
+    Workers do not migrate: run `faithscreen db upgrade` (or `serve`) first.
+    """
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    asyncio.run(_run_worker())
+
+
+async def _run_worker() -> None:
+    runtime = Runtime.create(get_settings(), with_worker=True)
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, runtime.request_stop)
+    runtime.start()
+    try:
+        await runtime.wait()
+    finally:
+        await runtime.stop()

@@ -4,21 +4,21 @@ Pure: no database, no HTTP, no framework imports. The rules are in `ruling`'s do
 every reason code is in `reasons`.
 """
 
+from app.policy.reasons import REASON_DESCRIPTIONS, Reason, reason_kind
 from app.policy.ruling import (
     POLICY_VERSION,
-    Ruling,
     RoleResult,
+    Ruling,
     confirmations_needed,
     decide,
 )
-from app.policy.reasons import REASON_DESCRIPTIONS, Reason, reason_kind
 
 __all__ = [
     "POLICY_VERSION",
     "REASON_DESCRIPTIONS",
-    "Ruling",
     "Reason",
     "RoleResult",
+    "Ruling",
     "confirmations_needed",
     "decide",
     "reason_kind",

@@ -11,9 +11,9 @@ from app.evidence.finding import Finding
 from app.policy import (
     POLICY_VERSION,
     REASON_DESCRIPTIONS,
-    Ruling,
     Reason,
     RoleResult,
+    Ruling,
     confirmations_needed,
     decide,
     reason_kind,

@@ -1,0 +1,1 @@
+"""HTTP: the FastAPI application, its routes, schemas and error rendering."""

@@ -1,0 +1,39 @@
+"""The FastAPI application and its lifespan (database, LLM clients, embedded worker)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from fastapi import FastAPI
+
+from app import __version__
+from app.api.errors import install_error_handlers
+from app.api.routes import health, screenings
+from app.runtime import Runtime
+from app.settings import Settings, get_settings
+
+
+def create_app(settings: Settings | None = None, *, with_worker: bool = True) -> FastAPI:
+    chosen = settings or get_settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        runtime = Runtime.create(chosen, with_worker=with_worker)
+        app.state.runtime = runtime
+        runtime.start()
+        try:
+            yield
+        finally:
+            await runtime.stop()
+
+    app = FastAPI(
+        title="FaithScreen",
+        version=__version__,
+        description="Screens informal/Lean 4 statement pairs for faithfulness.",
+        lifespan=lifespan,
+    )
+    install_error_handlers(app)
+    app.include_router(health.router)
+    app.include_router(screenings.router)
+    return app

@@ -1,0 +1,78 @@
+"""One JSON shape for every error: {"error": {"code", "message", "details"?}}."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from sqlalchemy.exc import OperationalError
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from app.errors import AppError
+
+log = logging.getLogger("faithscreen.api")
+
+
+def error_response(
+    status_code: int, code: str, message: str, details: list[dict[str, Any]] | None = None
+) -> JSONResponse:
+    body: dict[str, Any] = {"code": code, "message": message}
+    if details:
+        body["details"] = details
+    return JSONResponse({"error": body}, status_code=status_code)
+
+
+def _field_path(loc: tuple[Any, ...]) -> str:
+    parts = [str(p) for p in loc if p not in ("body", "query", "path")]
+    return ".".join(parts) or "body"
+
+
+def _validation_details(error: RequestValidationError) -> list[dict[str, Any]]:
+    return [
+        {
+            "field": _field_path(tuple(e.get("loc", ()))),
+            "message": e.get("msg", ""),
+            "type": e.get("type"),
+        }
+        for e in error.errors()
+    ]
+
+
+async def _on_validation(_: Request, error: RequestValidationError) -> JSONResponse:
+    details = _validation_details(error)
+    if any(d["type"] == "json_invalid" for d in details):
+        return error_response(400, "malformed_json", "the request body is not valid JSON", details)
+    summary = "; ".join(f"{d['field']}: {d['message']}" for d in details)
+    return error_response(422, "validation_error", summary, details)
+
+
+async def _on_app_error(_: Request, error: AppError) -> JSONResponse:
+    return error_response(error.status_code, error.code, error.message)
+
+
+async def _on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
+    code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
+    return error_response(error.status_code, code, str(error.detail))
+
+
+async def _on_database_down(_: Request, error: OperationalError) -> JSONResponse:
+    log.warning("database unavailable: %s", error)
+    return error_response(
+        503, "database_unavailable", "the database is not answering; retry shortly"
+    )
+
+
+async def _on_unexpected(_: Request, error: Exception) -> JSONResponse:
+    log.exception("unhandled error", exc_info=error)
+    return error_response(500, "internal_error", "an unexpected error occurred; it was logged")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _on_validation)  # type: ignore[arg-type]
+    app.add_exception_handler(AppError, _on_app_error)  # type: ignore[arg-type]
+    app.add_exception_handler(StarletteHTTPException, _on_http_error)  # type: ignore[arg-type]
+    app.add_exception_handler(OperationalError, _on_database_down)  # type: ignore[arg-type]
+    app.add_exception_handler(Exception, _on_unexpected)

@@ -1,0 +1,1 @@
+"""Intake: validate a screening request, store the pair, and queue (or decide) it."""

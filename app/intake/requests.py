@@ -1,0 +1,47 @@
+"""The screening request as clients send it (REST, batches, CLI files)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+
+# A statement must say something: empty or whitespace-only text is rejected (422).
+Statement = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+
+
+class Options(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    confirmations: int | None = Field(
+        default=None,
+        ge=0,
+        le=5,
+        description=(
+            "Re-reviews of a mismatch before it stands (default FAITHSCREEN_CONFIRMATIONS)."
+        ),
+    )
+
+
+class SuppliedReplies(BaseModel):
+    """Replies the client already has: parsed and decided as if a provider had sent them."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    translator: str = Field(description="The translator's reply, verbatim.")
+    judge: str = Field(description="The judge's reply, verbatim.")
+
+
+class ScreeningRequest(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    informal: Statement = Field(description="The informal statement.")
+    formal: Statement = Field(description="The Lean 4 statement.")
+    header: str = Field(default="", description="Imports, `open` and `set_option` lines.")
+    external_id: str | None = Field(
+        default=None, max_length=512, description="The client's own id for this pair."
+    )
+    options: Options = Field(default_factory=Options)
+    replies: SuppliedReplies | None = Field(
+        default=None, description="Supply both replies to screen with no LLM call."
+    )

@@ -1,0 +1,90 @@
+"""Accepting one screening: validate, dedupe and store the pair, then queue or decide it."""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import AppError, PayloadTooLarge, ProviderNotConfigured
+from app.intake.requests import ScreeningRequest
+from app.models.screening import Screening
+from app.pipeline.records import reading_of_record, supplied_record
+from app.pipeline.ruling import decide_pair
+from app.policy import RoleResult
+from app.repositories import jobs, pairs, reviews, screenings
+from app.settings import Settings
+from app.vocabulary import Pair, Role
+
+
+def check_request(request: ScreeningRequest, settings: Settings) -> None:
+    """Reject what cannot be screened, before anything is stored."""
+    limit = settings.max_statement_bytes
+    for field in ("informal", "formal", "header"):
+        if len(getattr(request, field).encode("utf-8")) > limit:
+            raise PayloadTooLarge(field, limit)
+    if request.replies is None:
+        missing = settings.missing_providers()
+        if missing:
+            raise ProviderNotConfigured(missing)
+    elif request.options.confirmations:
+        raise AppError(
+            422,
+            "confirmations_need_provider",
+            "options.confirmations must be 0 when 'replies' are supplied: "
+            "a confirmation re-asks a provider, and none is called for supplied replies",
+        )
+
+
+async def submit(
+    session: AsyncSession,
+    request: ScreeningRequest,
+    settings: Settings,
+    *,
+    batch_id: str | None = None,
+) -> Screening:
+    """Store the screening; supplied replies are decided at once, others are queued."""
+    check_request(request, settings)
+    pair = Pair(request.informal, request.formal, request.header)
+    pair_row = await pairs.get_or_create(session, pair)
+    supplied = request.replies is not None
+    confirmations = 0 if supplied else _confirmations(request, settings)
+    screening = await screenings.add(
+        session,
+        pair_id=pair_row.id,
+        external_id=request.external_id,
+        batch_id=batch_id,
+        confirmations=confirmations,
+    )
+    if request.replies is None:
+        await jobs.enqueue(session, screening.id)
+    else:
+        await _decide_supplied(
+            session, screening.id, pair, request.replies.translator, request.replies.judge
+        )
+    return screening
+
+
+def _confirmations(request: ScreeningRequest, settings: Settings) -> int:
+    chosen = request.options.confirmations
+    return settings.confirmations if chosen is None else chosen
+
+
+async def _decide_supplied(
+    session: AsyncSession, screening_id: str, pair: Pair, translator: str, judge: str
+) -> None:
+    records = {
+        Role.TRANSLATOR: supplied_record(screening_id, Role.TRANSLATOR, translator),
+        Role.JUDGE: supplied_record(screening_id, Role.JUDGE, judge),
+    }
+    for record in records.values():
+        await reviews.add(session, record)
+    results = {role: RoleResult(reading_of_record(r)) for role, r in records.items()}
+    decided = decide_pair(pair, results[Role.TRANSLATOR], results[Role.JUDGE], 0)
+    await screenings.record_outcome(
+        session,
+        screening_id,
+        outcome=decided.ruling.outcome.value,
+        reasons=list(decided.ruling.reasons),
+        evidence=decided.evidence_json(),
+        policy_version=decided.ruling.policy_version,
+        evidence_version=decided.evidence_version,
+    )

@@ -1,0 +1,69 @@
+"""reviews: one LLM call's record. Append-only: a row, once written, is never changed.
+
+Changes are refused twice: here, for anything going through the ORM, and by a database
+trigger (see the initial migration) for everything else.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, event
+from sqlalchemy.engine import Connection
+from sqlalchemy.orm import Mapped, Mapper, mapped_column
+
+from app.db.types import UTCDateTime, utcnow
+from app.models.base import Base, one_of
+from app.vocabulary import Purpose
+
+PURPOSES = tuple(p.value for p in Purpose)
+
+
+class ReviewIsAppendOnly(Exception):
+    """Something tried to change a stored review."""
+
+
+class Review(Base):
+    __tablename__ = "reviews"
+    __table_args__ = (
+        # A job re-run after a crash can never store a second review for one attempt.
+        # Its index also serves lookups by screening_id (the leading column).
+        UniqueConstraint("screening_id", "role", "attempt"),
+        CheckConstraint(one_of("purpose", PURPOSES), name="purpose"),
+    )
+
+    id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
+    screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"))
+    role: Mapped[str] = mapped_column(String(16))
+    # 1, 2, 3... per screening and role, across purposes.
+    attempt: Mapped[int]
+    purpose: Mapped[str] = mapped_column(String(16))
+    prompt_version: Mapped[str | None] = mapped_column(String(64))
+    # The exact messages sent, and their digest.
+    messages: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
+    messages_sha256: Mapped[str | None] = mapped_column(String(64))
+    # Byte-for-byte the reply content, and the raw HTTP body it came in.
+    raw_response: Mapped[str | None] = mapped_column(Text)
+    raw_body: Mapped[str | None] = mapped_column(Text)
+    verdict: Mapped[str] = mapped_column(String(16))
+    parse_status: Mapped[str] = mapped_column(String(32))
+    back_translation: Mapped[str | None] = mapped_column(Text)
+    issues: Mapped[str | None] = mapped_column(Text)
+    finish_reason: Mapped[str | None] = mapped_column(String(64))
+    refusal: Mapped[str | None] = mapped_column(Text)
+    model: Mapped[str | None] = mapped_column(String)
+    usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    http_status: Mapped[int | None]
+    latency_ms: Mapped[int | None]
+    error: Mapped[str | None] = mapped_column(Text)
+    parser_version: Mapped[str] = mapped_column(String(64))
+    # True when the client supplied the reply instead of a provider.
+    supplied: Mapped[bool] = mapped_column(default=False)
+    max_tokens: Mapped[int | None]
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+
+
+@event.listens_for(Review, "before_update")
+def _refuse_update(_mapper: Mapper[Review], _connection: Connection, review: Review) -> None:
+    raise ReviewIsAppendOnly(f"review {review.id} is append-only and cannot be changed")

@@ -1,0 +1,63 @@
+"""screenings: one pair's run through the pipeline, ending in exactly one outcome."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import TYPE_CHECKING, Any
+
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy.orm import Mapped, mapped_column, relationship
+
+from app.db.types import UTCDateTime, utcnow
+from app.models.base import Base, one_of
+from app.vocabulary import Outcome, ScreeningStatus
+
+if TYPE_CHECKING:
+    from app.models.pair import PairRow
+    from app.models.review import Review
+
+STATUSES = tuple(s.value for s in ScreeningStatus)
+OUTCOMES = tuple(o.value for o in Outcome)
+
+
+def new_screening_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Screening(Base):
+    __tablename__ = "screenings"
+    __table_args__ = (
+        # Listing is newest first with a (created_at, id) keyset cursor.
+        Index("ix_screenings_created_at_id", "created_at", "id"),
+        CheckConstraint(one_of("status", STATUSES), name="status"),
+        CheckConstraint(f"outcome IS NULL OR {one_of('outcome', OUTCOMES)}", name="outcome"),
+    )
+
+    id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_screening_id)
+    pair_id: Mapped[int] = mapped_column(ForeignKey("pairs.id"), index=True)
+    external_id: Mapped[str | None] = mapped_column(String, index=True)
+    # Issue 4 adds a batches table and the foreign key; until then a plain column.
+    batch_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    status: Mapped[str] = mapped_column(
+        String(16), index=True, default=ScreeningStatus.QUEUED.value
+    )
+    outcome: Mapped[str | None] = mapped_column(String(16), index=True)
+    reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
+    # [{code, message, severity}], the evidence findings the outcome was decided with.
+    evidence: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
+    policy_version: Mapped[str | None] = mapped_column(String(64))
+    evidence_version: Mapped[str | None] = mapped_column(String(64))
+    confirmations: Mapped[int] = mapped_column(default=0)
+    # Why it ended as it did, when a cause (say, a provider failure) is worth a sentence.
+    error: Mapped[str | None] = mapped_column(Text)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+
+    # Loaded only when asked for (lazy="raise"): async sessions cannot lazy-load.
+    pair: Mapped[PairRow] = relationship(lazy="raise")
+    # viewonly: reviews are written by `repositories.reviews.add` alone, never through here.
+    reviews: Mapped[list[Review]] = relationship(
+        lazy="raise", viewonly=True, order_by="[Review.role, Review.attempt]"
+    )

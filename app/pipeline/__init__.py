@@ -1,0 +1,1 @@
+"""The screening pipeline: evidence, LLM calls with retries and confirmations, policy."""

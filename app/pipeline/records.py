@@ -1,0 +1,113 @@
+"""Turning calls into review records, and stored reviews back into what the plan needs."""
+
+from __future__ import annotations
+
+from app.contract import PARSER_VERSION, failed_call_reading, read_call
+from app.contract.reading import Reading
+from app.llm.call import CallResult
+from app.models.review import Review
+from app.pipeline.plan import NextCall, PastCall
+from app.prompts import PROMPT_VERSION, Message, messages_sha256
+from app.repositories.reviews import ReviewRecord
+from app.vocabulary import ParseStatus, Purpose, Role, Verdict
+
+
+def reading_of_call(result: CallResult) -> Reading:
+    """The reading of one finished call: failed calls and refusals never carry a verdict."""
+    if result.failed:
+        return failed_call_reading(ParseStatus.PROVIDER_ERROR)
+    if result.refusal:
+        return failed_call_reading(ParseStatus.REFUSED)
+    return read_call(result.content, result.finish_reason)
+
+
+def call_record(
+    screening_id: str,
+    role: Role,
+    step: NextCall,
+    messages: list[Message],
+    result: CallResult,
+) -> ReviewRecord:
+    reading = reading_of_call(result)
+    return ReviewRecord(
+        screening_id=screening_id,
+        role=role.value,
+        attempt=step.attempt,
+        purpose=step.purpose.value,
+        prompt_version=PROMPT_VERSION,
+        messages=list(messages),
+        messages_sha256=messages_sha256(messages),
+        raw_response=result.content,
+        raw_body=result.raw_body,
+        verdict=reading.verdict.value,
+        parse_status=reading.parse_status.value,
+        back_translation=reading.back_translation,
+        issues=reading.issues,
+        finish_reason=result.finish_reason,
+        refusal=result.refusal,
+        model=result.model,
+        usage=dict(result.usage),
+        http_status=result.http_status,
+        latency_ms=result.latency_ms,
+        error=result.error,
+        parser_version=reading.parser_version,
+        supplied=False,
+        max_tokens=result.max_tokens,
+    )
+
+
+def supplied_record(screening_id: str, role: Role, reply: str) -> ReviewRecord:
+    """A reply the client supplied, read exactly as if a provider had returned it."""
+    reading = read_call(reply, None)
+    return ReviewRecord(
+        screening_id=screening_id,
+        role=role.value,
+        attempt=1,
+        purpose=Purpose.REVIEW.value,
+        prompt_version=None,
+        messages=None,
+        messages_sha256=None,
+        raw_response=reply,
+        raw_body=None,
+        verdict=reading.verdict.value,
+        parse_status=reading.parse_status.value,
+        back_translation=reading.back_translation,
+        issues=reading.issues,
+        finish_reason=None,
+        refusal=None,
+        model=None,
+        usage={},
+        http_status=None,
+        latency_ms=None,
+        error=None,
+        parser_version=reading.parser_version,
+        supplied=True,
+        max_tokens=None,
+    )
+
+
+def past_call(review: Review) -> PastCall:
+    reading = Reading(
+        verdict=Verdict(review.verdict),
+        parse_status=ParseStatus(review.parse_status),
+        back_translation=review.back_translation,
+        issues=review.issues,
+        parser_version=review.parser_version or PARSER_VERSION,
+    )
+    return PastCall(
+        attempt=review.attempt,
+        purpose=Purpose(review.purpose),
+        reading=reading,
+        raw_response=review.raw_response,
+        max_tokens=review.max_tokens,
+    )
+
+
+def reading_of_record(record: ReviewRecord) -> Reading:
+    return Reading(
+        verdict=Verdict(record.verdict),
+        parse_status=ParseStatus(record.parse_status),
+        back_translation=record.back_translation,
+        issues=record.issues,
+        parser_version=record.parser_version,
+    )

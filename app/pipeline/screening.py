@@ -1,0 +1,157 @@
+"""Runs one queued screening: the LLM calls for both roles, then the ruling.
+
+Each call's review is stored in its own short transaction as soon as the call returns, and
+no transaction is ever held open across an LLM call. The outcome is recorded together with
+the job's completion, and only while this worker still holds the job's lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.llm.call import CallResult
+from app.llm.client import LLMClient
+from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
+from app.pipeline.records import call_record, past_call, reading_of_record
+from app.pipeline.ruling import ScreeningRuling, decide_pair
+from app.policy import RoleResult
+from app.prompts import (
+    Message,
+    confirmation_messages,
+    format_retry_messages,
+    judge_messages,
+    translator_messages,
+)
+from app.repositories import jobs, reviews, screenings
+from app.settings import Settings
+from app.vocabulary import Pair, Purpose, Role
+
+
+class JobLost(Exception):
+    """This worker no longer holds the job; another worker owns its outcome."""
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    job_id: int
+    screening_id: str
+    owner: str
+
+
+class ScreeningPipeline:
+    def __init__(
+        self,
+        session_factory: async_sessionmaker[AsyncSession],
+        clients: Mapping[Role, LLMClient],
+        settings: Settings,
+    ) -> None:
+        self._sessions = session_factory
+        self._clients = clients
+        self._settings = settings
+
+    async def run(self, claim: Claim) -> ScreeningRuling | None:
+        """Screen the claimed pair; returns the ruling, or None if it was done already."""
+        loaded = await self._load(claim)
+        if loaded is None:
+            return None
+        pair, confirmations, past = loaded
+        async with asyncio.TaskGroup() as group:
+            tasks = {
+                role: group.create_task(
+                    self._run_role(claim, role, pair, past.get(role, []), confirmations)
+                )
+                for role in Role
+            }
+        screening = decide_pair(
+            pair, tasks[Role.TRANSLATOR].result(), tasks[Role.JUDGE].result(), confirmations
+        )
+        await self._finish(claim, screening)
+        return screening
+
+    async def _load(self, claim: Claim) -> tuple[Pair, int, dict[Role, list[PastCall]]] | None:
+        async with self._sessions() as session:
+            screening = await screenings.get(session, claim.screening_id)
+            if screening is None or screening.status == "done":
+                await jobs.complete(session, claim.job_id, claim.owner)
+                await session.commit()
+                return None
+            await screenings.mark_running(session, claim.screening_id)
+            await session.commit()
+            past: dict[Role, list[PastCall]] = {}
+            for review in screening.reviews:
+                past.setdefault(Role(review.role), []).append(past_call(review))
+            p = screening.pair
+            return Pair(p.informal, p.formal, p.header), screening.confirmations, past
+
+    async def _run_role(
+        self, claim: Claim, role: Role, pair: Pair, past: list[PastCall], confirmations: int
+    ) -> RoleResult:
+        limits = self._limits(role, confirmations)
+        while True:
+            step = plan_next(past, limits)
+            if isinstance(step, RoleResult):
+                return step
+            messages = self._messages(role, pair, step)
+            result = await self._call(role, messages, step.max_tokens)
+            record = call_record(claim.screening_id, role, step, messages, result)
+            await self._store(record)
+            past.append(
+                PastCall(
+                    attempt=step.attempt,
+                    purpose=step.purpose,
+                    reading=reading_of_record(record),
+                    raw_response=record.raw_response,
+                    max_tokens=step.max_tokens,
+                )
+            )
+
+    def _limits(self, role: Role, confirmations: int) -> Limits:
+        provider = self._settings.provider(role)
+        return Limits(
+            format_retries=self._settings.format_retries,
+            confirmations=confirmations,
+            max_tokens=provider.max_tokens,
+            max_tokens_ceiling=max(provider.max_tokens, provider.max_tokens_ceiling),
+        )
+
+    @staticmethod
+    def _messages(role: Role, pair: Pair, step: NextCall) -> list[Message]:
+        if step.purpose is Purpose.CONFIRMATION:
+            return confirmation_messages(role, pair)
+        first = translator_messages(pair) if role is Role.TRANSLATOR else judge_messages(pair)
+        if step.retry_of is None:
+            return first
+        bad = step.retry_of
+        return format_retry_messages(first, bad.raw_response or "", bad.reading.parse_status)
+
+    async def _call(self, role: Role, messages: list[Message], max_tokens: int) -> CallResult:
+        client = self._clients.get(role)
+        if client is None:
+            missing = ", ".join(self._settings.provider(role).missing(role))
+            return CallResult.not_sent(f"no provider configured for {role.value}: set {missing}")
+        return await client.complete(messages, max_tokens=max_tokens)
+
+    async def _store(self, record: reviews.ReviewRecord) -> None:
+        async with self._sessions() as session:
+            await reviews.add(session, record)
+            await session.commit()
+
+    async def _finish(self, claim: Claim, screening: ScreeningRuling) -> None:
+        async with self._sessions() as session:
+            if not await jobs.complete(session, claim.job_id, claim.owner):
+                await session.rollback()
+                raise JobLost(claim.job_id)
+            await screenings.record_outcome(
+                session,
+                claim.screening_id,
+                outcome=screening.ruling.outcome.value,
+                reasons=list(screening.ruling.reasons),
+                evidence=screening.evidence_json(),
+                policy_version=screening.ruling.policy_version,
+                evidence_version=screening.evidence_version,
+            )
+            await session.commit()

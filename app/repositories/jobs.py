@@ -1,0 +1,195 @@
+"""The job queue: enqueue, claim under a lease, extend, complete, release, fail.
+
+Time is the application's clock, passed in as `now` (default: the current UTC time) so
+tests can move it; every worker of one database should keep its clock in sync (NTP).
+
+A job is held by the worker named in `lease_owner` until `lease_expires_at`. Only the
+holder can extend, complete, release or fail it, so a worker presumed dead (its lease
+lapsed and another worker reclaimed the job) changes nothing when it writes late.
+Owner names must be unique per worker process (e.g. host:pid:random).
+
+`attempts` counts claims, a reclaim after a lapsed lease included (the crash may be the
+job's fault). A release gives its claim back: it is not a failed attempt.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from sqlalchemy import ColumnElement, and_, func, select, update
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
+
+from app.db.types import utcnow
+from app.models.job import Job, JobStatus
+from app.repositories.conflicts import insert_unless_exists
+
+QUEUED = JobStatus.QUEUED.value
+RUNNING = JobStatus.RUNNING.value
+
+
+@dataclass(frozen=True, slots=True)
+class ClaimedJob:
+    id: int
+    screening_id: str
+    # Claims so far, this one included.
+    attempts: int
+
+
+async def enqueue(
+    session: AsyncSession, screening_id: str, *, run_after: datetime | None = None
+) -> bool:
+    """Queue the screening's job (due at once unless `run_after`); False if it has one."""
+    values: dict[str, Any] = {"screening_id": screening_id}
+    if run_after is not None:
+        values["run_after"] = run_after
+    return await insert_unless_exists(session, Job, values, ["screening_id"])
+
+
+async def claim(
+    session: AsyncSession,
+    *,
+    owner: str,
+    lease_seconds: float,
+    limit: int,
+    now: datetime | None = None,
+) -> list[ClaimedJob]:
+    """Lease up to `limit` jobs to `owner`: running jobs whose lease lapsed (their worker
+    is presumed dead) first, then queued jobs that are due, oldest first."""
+    now = now or utcnow()
+    lease = {
+        "status": RUNNING,
+        "lease_owner": owner,
+        "lease_expires_at": now + timedelta(seconds=lease_seconds),
+        "attempts": Job.attempts + 1,
+    }
+    # Two statements, each able to walk an index in order; one OR of both would make
+    # PostgreSQL sort every due job on every claim.
+    lapsed = and_(Job.status == RUNNING, Job.lease_expires_at <= now)
+    taken = await _take(session, lapsed, Job.lease_expires_at, limit, lease)
+    due = and_(Job.status == QUEUED, Job.run_after <= now)
+    taken += await _take(session, due, Job.run_after, limit - len(taken), lease)
+    return sorted(taken, key=lambda job: job.id)
+
+
+async def _take(
+    session: AsyncSession,
+    condition: ColumnElement[bool],
+    order: InstrumentedAttribute[Any],
+    limit: int,
+    lease: dict[str, Any],
+) -> list[ClaimedJob]:
+    """One statement. PostgreSQL: the inner SELECT locks the rows it picks and skips rows
+    another claimer has locked, so concurrent claimers never get the same job and never
+    wait on each other. SQLite ignores FOR UPDATE but runs one writer at a time, and the
+    statement takes the write lock before it reads. The outer WHERE repeats `condition`
+    so a row changed since the inner SELECT's snapshot is not taken.
+    """
+    if limit < 1:
+        return []
+    chosen = (
+        select(Job.id)
+        .where(condition)
+        .order_by(order, Job.id)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+        # A CTE, evaluated once. As a plain IN (subquery) PostgreSQL may rescan it, and
+        # each rescan skips the rows just locked and picks fresh ones: more than `limit`
+        # jobs get claimed (test_job_queue catches that).
+        .cte("chosen")
+        .prefix_with("MATERIALIZED", dialect="postgresql")
+    )
+    statement = (
+        update(Job)
+        .where(Job.id.in_(select(chosen.c.id)), condition)
+        .values(lease)
+        .returning(Job.id, Job.screening_id, Job.attempts)
+        .execution_options(synchronize_session=False)
+    )
+    return [ClaimedJob(*row) for row in (await session.execute(statement)).all()]
+
+
+def _held(job_id: int, owner: str) -> ColumnElement[bool]:
+    return and_(Job.id == job_id, Job.lease_owner == owner, Job.status == RUNNING)
+
+
+async def _update_held(
+    session: AsyncSession, job_id: int, owner: str, values: dict[str, Any]
+) -> bool:
+    statement = (
+        update(Job)
+        .where(_held(job_id, owner))
+        .values(values)
+        .execution_options(synchronize_session="fetch")
+    )
+    result = cast(CursorResult[Any], await session.execute(statement))
+    return result.rowcount == 1
+
+
+async def extend_lease(
+    session: AsyncSession,
+    job_id: int,
+    owner: str,
+    lease_seconds: float,
+    *,
+    now: datetime | None = None,
+) -> bool:
+    """Push the lease to now + `lease_seconds`; False if `owner` no longer holds the job."""
+    expires = (now or utcnow()) + timedelta(seconds=lease_seconds)
+    return await _update_held(session, job_id, owner, {"lease_expires_at": expires})
+
+
+async def complete(session: AsyncSession, job_id: int, owner: str) -> bool:
+    """Mark the job done; False (nothing changed) if `owner` no longer holds it."""
+    values = {"status": JobStatus.DONE.value, "lease_expires_at": None}
+    return await _update_held(session, job_id, owner, values)
+
+
+async def release(session: AsyncSession, job_id: int, owner: str, *, run_after: datetime) -> bool:
+    """Back to the queue, due at `run_after`, giving its claim back (shutdown, backoff)."""
+    values = {
+        "status": QUEUED,
+        "run_after": run_after,
+        "lease_owner": None,
+        "lease_expires_at": None,
+        "attempts": Job.attempts - 1,
+    }
+    return await _update_held(session, job_id, owner, values)
+
+
+async def fail(
+    session: AsyncSession, job_id: int, owner: str, *, error: str, retry_at: datetime | None
+) -> bool:
+    """Record a failed attempt: queued again at `retry_at`, or dead when it is None."""
+    values: dict[str, Any] = {
+        "status": QUEUED if retry_at is not None else JobStatus.DEAD.value,
+        "last_error": error,
+        "lease_owner": None,
+        "lease_expires_at": None,
+    }
+    if retry_at is not None:
+        values["run_after"] = retry_at
+    return await _update_held(session, job_id, owner, values)
+
+
+async def counts(session: AsyncSession) -> dict[str, int]:
+    """Jobs per status, every status present (zero when none)."""
+    statement = select(Job.status, func.count()).group_by(Job.status)
+    found = {status: int(n) for status, n in (await session.execute(statement)).all()}
+    return {status.value: found.get(status.value, 0) for status in JobStatus}
+
+
+async def oldest_queued_age_seconds(
+    session: AsyncSession, *, now: datetime | None = None
+) -> float | None:
+    """How long the longest-waiting due job has been due (queue lag); None if none is due.
+
+    Jobs queued for later (a retry's backoff) are not waiting yet and are left out.
+    """
+    now = now or utcnow()
+    statement = select(func.min(Job.run_after)).where(Job.status == QUEUED, Job.run_after <= now)
+    oldest = (await session.execute(statement)).scalar_one_or_none()
+    return None if oldest is None else (now - oldest).total_seconds()

@@ -1,0 +1,78 @@
+"""Reviews: appended once per (screening, role, attempt), read back in order. There is no
+update path: the ORM model and a database trigger both refuse to change a stored review."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models.review import Review
+from app.repositories.conflicts import insert_unless_exists
+
+UNIQUE_ATTEMPT = ("screening_id", "role", "attempt")
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReviewRecord:
+    """Everything a review row holds but its id and creation time (see models/review.py)."""
+
+    screening_id: str
+    role: str
+    attempt: int
+    purpose: str
+    verdict: str
+    parse_status: str
+    parser_version: str
+    supplied: bool = False
+    prompt_version: str | None = None
+    messages: Sequence[Mapping[str, Any]] | None = None
+    messages_sha256: str | None = None
+    raw_response: str | None = None
+    raw_body: str | None = None
+    back_translation: str | None = None
+    issues: str | None = None
+    finish_reason: str | None = None
+    refusal: str | None = None
+    model: str | None = None
+    usage: Mapping[str, Any] = field(default_factory=dict)
+    http_status: int | None = None
+    latency_ms: int | None = None
+    error: str | None = None
+    max_tokens: int | None = None
+
+    def row(self) -> dict[str, Any]:
+        """Column values, with enum members as their plain string values."""
+        values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        for name in ("role", "purpose", "verdict", "parse_status"):
+            values[name] = str(values[name])
+        if self.messages is not None:
+            values["messages"] = [dict(message) for message in self.messages]
+        values["usage"] = dict(self.usage)
+        return values
+
+
+async def add(session: AsyncSession, record: ReviewRecord) -> bool:
+    """Store `record`; False (and nothing changed) if that attempt is already stored."""
+    return await insert_unless_exists(session, Review, record.row(), UNIQUE_ATTEMPT)
+
+
+async def for_screening(session: AsyncSession, screening_id: str) -> list[Review]:
+    statement = (
+        select(Review)
+        .where(Review.screening_id == screening_id)
+        .order_by(Review.role, Review.attempt)
+    )
+    return list((await session.execute(statement)).scalars())
+
+
+async def next_attempt(session: AsyncSession, screening_id: str, role: str) -> int:
+    """1 + the highest attempt stored for this screening and role (1 for the first)."""
+    statement = select(func.coalesce(func.max(Review.attempt), 0)).where(
+        Review.screening_id == screening_id, Review.role == str(role)
+    )
+    return int((await session.execute(statement)).scalar_one()) + 1

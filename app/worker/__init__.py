@@ -1,0 +1,1 @@
+"""The worker: claims queued screening jobs, runs the pipeline on them, holds their leases."""

@@ -1,0 +1,180 @@
+"""The claim loop. Any number of these may run against one PostgreSQL database.
+
+A job is held by a lease that the worker extends while the screening runs. A worker that
+loses its lease (it stalled, the database thought it dead) cancels the screening: whatever
+it would write afterwards changes nothing, because completion requires the lease.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import functools
+import logging
+import os
+import socket
+import uuid
+from collections.abc import Awaitable
+from datetime import UTC, datetime, timedelta
+
+from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.llm.errors import ProviderBackoff
+from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
+from app.repositories import jobs
+from app.worker.failures import FailurePolicy
+
+log = logging.getLogger("faithscreen.worker")
+
+
+def worker_name() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+
+
+class Worker:
+    def __init__(
+        self,
+        session_factory: async_sessionmaker[AsyncSession],
+        pipeline: ScreeningPipeline,
+        *,
+        lease_seconds: float,
+        capacity: int,
+        failures: FailurePolicy,
+        idle_poll_seconds: float = 0.5,
+        owner: str | None = None,
+    ) -> None:
+        self._sessions = session_factory
+        self._pipeline = pipeline
+        self._lease = lease_seconds
+        self._capacity = capacity
+        self._failures = failures
+        self._idle_poll = idle_poll_seconds
+        self.owner = owner or worker_name()
+        self._wake = asyncio.Event()
+        self._tasks: dict[int, asyncio.Task[None]] = {}
+
+    def notify(self) -> None:
+        """New work was queued: claim now instead of at the next poll."""
+        self._wake.set()
+
+    @property
+    def busy(self) -> int:
+        return len(self._tasks)
+
+    async def run(self, stop: asyncio.Event, *, grace_seconds: float) -> None:
+        """Claim and work jobs until `stop` is set, then drain within `grace_seconds`."""
+        log.info("worker %s started", self.owner)
+        while not stop.is_set():
+            claimed = await self._claim_free_slots()
+            if not claimed:
+                await self._idle(stop)
+        await self._drain(grace_seconds)
+        log.info("worker %s stopped", self.owner)
+
+    async def _claim_free_slots(self) -> int:
+        free = self._capacity - len(self._tasks)
+        if free <= 0:
+            return 0
+        try:
+            async with self._sessions() as session:
+                claimed = await jobs.claim(
+                    session, owner=self.owner, lease_seconds=self._lease, limit=free
+                )
+                await session.commit()
+        except SQLAlchemyError as error:
+            log.warning("claiming jobs failed, will retry: %s", error)
+            return 0
+        for job in claimed:
+            claim = Claim(job.id, job.screening_id, self.owner)
+            task = asyncio.create_task(self._start(claim, job.attempts))
+            self._tasks[job.id] = task
+            task.add_done_callback(functools.partial(self._done, job.id))
+        return len(claimed)
+
+    async def _start(self, claim: Claim, attempts: int) -> None:
+        # A job whose runs keep killing their worker never reaches `fail`: each lapsed
+        # lease only counts an attempt. Past the limit it is given up before it runs.
+        if self._failures.exhausted(attempts):
+            error = RuntimeError(f"claimed {attempts} times without finishing")
+            await self._guard(self._failures.record(claim, attempts, error))
+            return
+        await self._work(claim, attempts)
+
+    def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:
+        self._tasks.pop(job_id, None)
+        self._wake.set()
+
+    async def _idle(self, stop: asyncio.Event) -> None:
+        self._wake.clear()
+        waiters = [asyncio.ensure_future(e.wait()) for e in (self._wake, stop)]
+        try:
+            await asyncio.wait(waiters, timeout=self._idle_poll, return_when="FIRST_COMPLETED")
+        finally:
+            for waiter in waiters:
+                waiter.cancel()
+
+    async def _work(self, claim: Claim, attempts: int) -> None:
+        work = asyncio.create_task(self._pipeline.run(claim))
+        keeper = asyncio.create_task(self._keep_lease(claim, work))
+        try:
+            await work
+        except asyncio.CancelledError:
+            if not work.cancelled():
+                raise
+            log.info("screening %s cancelled (lease lost or shutdown)", claim.screening_id)
+        except ProviderBackoff as backoff:
+            await self._release(claim, delay=backoff.retry_after)
+        except JobLost:
+            log.warning("job %s was taken over by another worker", claim.job_id)
+        except Exception as error:
+            log.exception("screening %s failed", claim.screening_id)
+            await self._guard(self._failures.record(claim, attempts, error))
+        finally:
+            keeper.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await keeper
+
+    async def _keep_lease(self, claim: Claim, work: asyncio.Task[object]) -> None:
+        while True:
+            await asyncio.sleep(self._lease / 3)
+            try:
+                async with self._sessions() as session:
+                    held = await jobs.extend_lease(session, claim.job_id, claim.owner, self._lease)
+                    await session.commit()
+            except SQLAlchemyError as error:
+                log.warning("extending lease of job %s failed: %s", claim.job_id, error)
+                continue
+            if not held:
+                work.cancel()
+                return
+
+    async def _release(self, claim: Claim, *, delay: float) -> None:
+        run_after = datetime.now(UTC) + timedelta(seconds=delay)
+
+        async def release() -> None:
+            async with self._sessions() as session:
+                await jobs.release(session, claim.job_id, claim.owner, run_after=run_after)
+                await session.commit()
+
+        await self._guard(release())
+
+    async def _guard(self, step: Awaitable[None]) -> None:
+        # A failed bookkeeping write leaves the lease to expire: the job is reclaimed.
+        try:
+            await step
+        except SQLAlchemyError as error:
+            log.warning("worker bookkeeping failed; the lease will expire instead: %s", error)
+
+    async def _drain(self, grace_seconds: float) -> None:
+        pending = list(self._tasks.items())
+        if not pending:
+            return
+        _, still_running = await asyncio.wait([t for _, t in pending], timeout=grace_seconds)
+        for _, task in pending:
+            if task in still_running:
+                task.cancel()
+        await asyncio.gather(*still_running, return_exceptions=True)
+        for job_id, task in pending:
+            if task in still_running:
+                await self._release(Claim(job_id, "", self.owner), delay=0)

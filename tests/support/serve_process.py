@@ -1,0 +1,105 @@
+"""A real `faithscreen serve` process for end-to-end tests, and polling helpers."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def provider_env(base_url: str, **overrides: str) -> dict[str, str]:
+    """Both roles pointed at one OpenAI-compatible server, with short test timeouts."""
+    env = {
+        "FAITHSCREEN_TRANSLATOR_BASE_URL": base_url,
+        "FAITHSCREEN_TRANSLATOR_MODEL": "translator-model",
+        "FAITHSCREEN_TRANSLATOR_API_KEY": "sk-test-translator",
+        "FAITHSCREEN_JUDGE_BASE_URL": base_url,
+        "FAITHSCREEN_JUDGE_MODEL": "judge-model",
+    }
+    for role in ("TRANSLATOR", "JUDGE"):
+        env[f"FAITHSCREEN_{role}_TIMEOUT_SECONDS"] = "1"
+        env[f"FAITHSCREEN_{role}_CONNECT_TIMEOUT_SECONDS"] = "1"
+        env[f"FAITHSCREEN_{role}_MAX_TOKENS"] = "512"
+    env.update(overrides)
+    return env
+
+
+class ServeProcess:
+    """`faithscreen serve` on a free loopback port; its output goes to a log file."""
+
+    def __init__(self, database_url: str, env: Mapping[str, str], log: Path, *args: str) -> None:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
+        self.log = log
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
+        full_env.update({"FAITHSCREEN_DATABASE_URL": database_url, **env})
+        command = [FAITHSCREEN, "serve", "--host", "127.0.0.1", "--port", str(self.port), *args]
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                command, env=full_env, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent
+            )
+        self._wait_healthy(deadline=time.monotonic() + 60)
+
+    def _wait_healthy(self, deadline: float) -> None:
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"serve exited early:\n{self.log.read_text()}")
+            try:
+                if httpx2.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
+                    return
+            except httpx2.TransportError:
+                pass
+            time.sleep(0.1)
+        raise AssertionError(f"serve did not become healthy:\n{self.log.read_text()}")
+
+    def client(self) -> httpx2.Client:
+        return httpx2.Client(base_url=self.base_url, timeout=30)
+
+    def terminate(self, timeout: float = 30) -> float:
+        """SIGTERM, then wait; returns how long the process took to exit."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+                raise AssertionError(f"serve ignored SIGTERM:\n{self.log.read_text()}") from None
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def wait_done(client: httpx2.Client, screening_id: str, timeout: float = 60) -> dict[str, Any]:
+    """Poll a screening until its status is `done`; fail with the last body otherwise."""
+    deadline = time.monotonic() + timeout
+    body: dict[str, Any] = {}
+    while time.monotonic() < deadline:
+        response = client.get(f"/v1/screenings/{screening_id}")
+        assert response.status_code == 200, response.text
+        body = response.json()
+        if body["status"] == "done":
+            return body
+        time.sleep(0.1)
+    raise AssertionError(f"screening {screening_id} not done in {timeout}s: {body}")
