@@ -18,6 +18,9 @@ from app.db.types import UTCDateTime
 from app.models import metadata
 from app.settings import get_settings
 
+# An arbitrary constant naming FaithScreen's migration lock among PostgreSQL advisory locks.
+LOCK_KEY = 0x46535F4D49475254
+
 config = context.config
 if config.config_file_name is not None:
     fileConfig(config.config_file_name, disable_existing_loggers=False)
@@ -59,6 +62,10 @@ def run_online() -> None:
             render_item=render_item,
         )
         with context.begin_transaction():
+            if connection.dialect.name == "postgresql":
+                # Several `serve` replicas may start at once: one migrates, the others
+                # wait here and then find the schema already at head.
+                connection.execute(sa.text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
             context.run_migrations()
     engine.dispose()
 

@@ -21,6 +21,23 @@ def reading_of_call(result: CallResult) -> Reading:
     return read_call(result.content, result.finish_reason)
 
 
+# PostgreSQL text cannot hold U+0000. A reply carrying it is stored with U+FFFD in its
+# place and a note in `error`; the reading was taken from the original text.
+NUL = "\x00"
+NUL_STAND_IN = "\ufffd"
+
+
+def storable(text: str | None) -> str | None:
+    return None if text is None else text.replace(NUL, NUL_STAND_IN)
+
+
+def _nul_note(result: CallResult) -> str | None:
+    if NUL not in (result.content or "") and NUL not in (result.raw_body or ""):
+        return result.error
+    note = "reply contained U+0000, stored as U+FFFD"
+    return f"{result.error}; {note}" if result.error else note
+
+
 def call_record(
     screening_id: str,
     role: Role,
@@ -37,19 +54,19 @@ def call_record(
         prompt_version=PROMPT_VERSION,
         messages=list(messages),
         messages_sha256=messages_sha256(messages),
-        raw_response=result.content,
-        raw_body=result.raw_body,
+        raw_response=storable(result.content),
+        raw_body=storable(result.raw_body),
         verdict=reading.verdict.value,
         parse_status=reading.parse_status.value,
-        back_translation=reading.back_translation,
-        issues=reading.issues,
+        back_translation=storable(reading.back_translation),
+        issues=storable(reading.issues),
         finish_reason=result.finish_reason,
-        refusal=result.refusal,
+        refusal=storable(result.refusal),
         model=result.model,
         usage=dict(result.usage),
         http_status=result.http_status,
         latency_ms=result.latency_ms,
-        error=result.error,
+        error=storable(_nul_note(result)),
         parser_version=reading.parser_version,
         supplied=False,
         max_tokens=result.max_tokens,
@@ -72,7 +89,7 @@ def supplied_record(screening_id: str, role: Role, reply: str) -> ReviewRecord:
         verdict=reading.verdict.value,
         parse_status=reading.parse_status.value,
         back_translation=reading.back_translation,
-        issues=reading.issues,
+        issues=reading.issues,  # intake rejects U+0000 in supplied replies
         finish_reason=None,
         refusal=None,
         model=None,

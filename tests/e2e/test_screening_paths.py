@@ -130,6 +130,13 @@ SCENARIOS = [
         translator_reviews=[("review", "ok"), ("confirmation", "ok")],
         options={"confirmations": 1},
     ),
+    # PostgreSQL cannot store U+0000: the reply is stored with U+FFFD and a note.
+    Scenario(
+        "case_nul",
+        "passed",
+        [Reply("BACK-TRANSLATION: n\x00 plus zero\nVERDICT: FAITHFUL\nISSUES: none\n")],
+        translator_reviews=[("review", "ok")],
+    ),
     Scenario(
         "case_injection",
         "needs_review",
@@ -236,6 +243,10 @@ def _check_details(results: dict[str, dict[str, Any]], server: ScriptedOpenAI) -
         r for r in server.requests if "case_unreadable" in r.text and r.model == "translator-model"
     ]
     assert "Looks right to me." in retry[-1].text  # the format retry shows the bad reply
+
+    nul = next(r for r in results["case_nul"]["reviews"] if r["role"] == "translator")
+    assert nul["raw_response"].startswith("BACK-TRANSLATION: n\ufffd plus zero")
+    assert "U+0000" in nul["error"]
 
     seed = next(r for r in results["case_seed"]["reviews"] if r["role"] == "translator")
     assert seed["verdict"] == "mismatch" and seed["parse_status"] == "ok"
