@@ -40,4 +40,7 @@ async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
             runtime.notify_worker()
 
 
-SessionDep = Annotated[AsyncSession, Depends(get_session)]
+# scope="function": the commit runs when the handler returns, before the response starts.
+# The default ("request") would commit after the response is sent: a client could read
+# before the commit, and a failed commit would follow a 202 already on the wire.
+SessionDep = Annotated[AsyncSession, Depends(get_session, scope="function")]

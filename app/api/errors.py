@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -16,13 +18,26 @@ from app.errors import AppError
 log = logging.getLogger("faithscreen.api")
 
 
+class ErrorResponse(JSONResponse):
+    """An error body in ASCII JSON: an error may echo client text (a field name, an id),
+    and text with a lone surrogate cannot be encoded as UTF-8, so Starlette's default
+    rendering would fail while reporting the client's mistake."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
 def error_response(
-    status_code: int, code: str, message: str, details: list[dict[str, Any]] | None = None
+    status_code: int,
+    code: str,
+    message: str,
+    details: list[dict[str, Any]] | None = None,
+    headers: Mapping[str, str] | None = None,
 ) -> JSONResponse:
     body: dict[str, Any] = {"code": code, "message": message}
     if details:
         body["details"] = details
-    return JSONResponse({"error": body}, status_code=status_code)
+    return ErrorResponse({"error": body}, status_code=status_code, headers=headers)
 
 
 def _field_path(loc: tuple[Any, ...]) -> str:
@@ -54,8 +69,10 @@ async def _on_app_error(_: Request, error: AppError) -> JSONResponse:
 
 
 async def _on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
-    code = {404: "not_found", 405: "method_not_allowed"}.get(error.status_code, "http_error")
-    return error_response(error.status_code, code, str(error.detail))
+    codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
+    code = codes.get(error.status_code, "http_error")
+    # Kept: a 405 must say which methods are allowed (the Allow header).
+    return error_response(error.status_code, code, str(error.detail), headers=error.headers)
 
 
 async def _on_database_down(_: Request, error: OperationalError) -> JSONResponse:

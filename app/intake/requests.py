@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
+
+def storable(text: str) -> str:
+    """Refuse text that no database here can store: PostgreSQL rejects U+0000 in text, and
+    a lone surrogate (JSON may escape half a pair, "\\ud800") is not UTF-8 anywhere. Both
+    would otherwise surface later, as a 500."""
+    if "\x00" in text:
+        raise ValueError("must not contain the NUL character (U+0000)")
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError("must be valid Unicode: a lone surrogate is not") from error
+    return text
+
+
+StorableText = Annotated[str, AfterValidator(storable)]
 # A statement must say something: empty or whitespace-only text is rejected (422).
-Statement = Annotated[str, StringConstraints(min_length=1, pattern=r"\S")]
+Statement = Annotated[StorableText, StringConstraints(min_length=1, pattern=r"\S")]
 
 
 class Options(BaseModel):
@@ -28,8 +43,8 @@ class SuppliedReplies(BaseModel):
 
     model_config = ConfigDict(extra="forbid", strict=True)
 
-    translator: str = Field(description="The translator's reply, verbatim.")
-    judge: str = Field(description="The judge's reply, verbatim.")
+    translator: StorableText = Field(description="The translator's reply, verbatim.")
+    judge: StorableText = Field(description="The judge's reply, verbatim.")
 
 
 class ScreeningRequest(BaseModel):
@@ -37,8 +52,8 @@ class ScreeningRequest(BaseModel):
 
     informal: Statement = Field(description="The informal statement.")
     formal: Statement = Field(description="The Lean 4 statement.")
-    header: str = Field(default="", description="Imports, `open` and `set_option` lines.")
-    external_id: str | None = Field(
+    header: StorableText = Field(default="", description="Imports, `open` and `set_option` lines.")
+    external_id: StorableText | None = Field(
         default=None, max_length=512, description="The client's own id for this pair."
     )
     options: Options = Field(default_factory=Options)

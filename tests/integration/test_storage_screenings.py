@@ -11,7 +11,7 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import PairRow, Screening
-from app.repositories import pairs, reviews, screenings
+from app.repositories import batches, pairs, reviews, screenings
 from app.repositories.reviews import ReviewRecord
 from app.vocabulary import Pair
 
@@ -73,6 +73,14 @@ async def test_add_then_get_loads_the_pair_and_ordered_reviews(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     async with session_factory() as session:
+        await batches.add(
+            session,
+            batch_id="b" * 36,
+            name=None,
+            total=1,
+            idempotency_key=None,
+            body_sha256="0" * 64,
+        )
         added = await new_screening(
             session, external_id="ext-1", batch_id="b" * 36, confirmations=2
         )

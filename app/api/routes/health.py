@@ -9,6 +9,7 @@ from fastapi.responses import JSONResponse
 from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import RuntimeDep
+from app.api.schemas import Readiness
 from app.db.engine import ping
 
 router = APIRouter(tags=["health"])
@@ -20,7 +21,11 @@ async def healthz() -> dict[str, str]:
     return {"status": "ok"}
 
 
-@router.get("/readyz")
+@router.get(
+    "/readyz",
+    response_model=Readiness,
+    responses={503: {"model": Readiness, "description": "Not ready: see `problems`."}},
+)
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """Ready when the database answers and both providers are configured; says what is missing."""
     problems: list[str] = []

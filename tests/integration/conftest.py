@@ -1,0 +1,147 @@
+"""In-process API fixtures: the FastAPI app with its real lifespan (database, LLM clients,
+embedded worker) on `database_url`, reached through httpx2's ASGI transport, and a scripted
+OpenAI-compatible provider on loopback.
+
+    api            configured providers (the scripted server), embedded worker running
+    idle_api       configured providers, no worker: submitted screenings stay queued
+    bare_api       no provider configured, no worker
+    start_api      the factory behind them: `async with start_api(settings, ...) as api`
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import AsyncIterator, Callable, Iterator
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import httpx2
+import pytest
+from fastapi import FastAPI
+from pydantic import SecretStr
+from sqlalchemy import func, select
+
+from app.api.app import create_app
+from app.models import Job, PairRow, Review, Screening
+from app.runtime import Runtime
+from app.settings import ProviderSettings, Settings
+from tests.support.scripted_openai import ScriptedOpenAI
+
+TRANSLATOR_MODEL = "translator-model"
+JUDGE_MODEL = "judge-model"
+TRANSLATOR_KEY = "sk-test-translator-secret"
+STORED_TABLES = {"screenings": Screening, "pairs": PairRow, "jobs": Job, "reviews": Review}
+
+
+@dataclass
+class Api:
+    app: FastAPI
+    client: httpx2.AsyncClient
+    runtime: Runtime
+
+    @property
+    def settings(self) -> Settings:
+        return self.runtime.settings
+
+    async def row_counts(self) -> dict[str, int]:
+        """Rows in every table a screening writes to, read with a plain SELECT count."""
+        async with self.runtime.sessions() as session:
+            return {
+                name: (await session.execute(select(func.count()).select_from(model))).scalar_one()
+                for name, model in STORED_TABLES.items()
+            }
+
+
+StartApi = Callable[..., AbstractAsyncContextManager[Api]]
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No FAITHSCREEN_* variable of the developer's shell leaks into the settings under test
+    (the test-only ones, which name the PostgreSQL server, stay)."""
+    for name in os.environ:
+        if name.startswith("FAITHSCREEN_") and not name.startswith("FAITHSCREEN_TEST_"):
+            monkeypatch.delenv(name)
+
+
+@pytest.fixture
+def scripted_openai() -> Iterator[ScriptedOpenAI]:
+    with ScriptedOpenAI() as server:
+        yield server
+
+
+def provider(base_url: str, model: str, api_key: str | None = None) -> ProviderSettings:
+    """A role pointed at the scripted server, with short test timeouts."""
+    return ProviderSettings(
+        base_url=base_url,
+        model=model,
+        api_key=SecretStr(api_key) if api_key else None,
+        max_tokens=512,
+        timeout_seconds=5,
+        connect_timeout_seconds=1,
+    )
+
+
+@pytest.fixture
+def configured_settings(
+    clean_env: None, database_url: str, scripted_openai: ScriptedOpenAI
+) -> Settings:
+    return Settings(
+        database_url=database_url,
+        translator=provider(scripted_openai.base_url, TRANSLATOR_MODEL, TRANSLATOR_KEY),
+        judge=provider(scripted_openai.base_url, JUDGE_MODEL),
+        # Keys and roles have tests of their own (test_auth*.py); here every call is admin.
+        auth="off",
+    )
+
+
+@pytest.fixture
+def unconfigured_settings(clean_env: None, database_url: str) -> Settings:
+    return Settings(
+        database_url=database_url,
+        translator=ProviderSettings(),
+        judge=ProviderSettings(),
+        auth="off",  # as in configured_settings
+    )
+
+
+@pytest.fixture
+def start_api() -> StartApi:
+    @asynccontextmanager
+    async def start(settings: Settings, *, with_worker: bool = True) -> AsyncIterator[Api]:
+        app = create_app(settings, with_worker=with_worker)
+        async with app.router.lifespan_context(app):
+            transport = httpx2.ASGITransport(app=app)
+            async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+                yield Api(app, client, app.state.runtime)
+
+    return start
+
+
+@pytest.fixture
+async def api(start_api: StartApi, configured_settings: Settings) -> AsyncIterator[Api]:
+    async with start_api(configured_settings) as started:
+        yield started
+
+
+@pytest.fixture
+async def idle_api(start_api: StartApi, configured_settings: Settings) -> AsyncIterator[Api]:
+    async with start_api(configured_settings, with_worker=False) as started:
+        yield started
+
+
+@pytest.fixture
+async def bare_api(start_api: StartApi, unconfigured_settings: Settings) -> AsyncIterator[Api]:
+    async with start_api(unconfigured_settings, with_worker=False) as started:
+        yield started
+
+
+def assert_error_shape(body: Any) -> dict[str, Any]:
+    """Every error body is {"error": {"code": str, "message": str, ...}}; returns the inner."""
+    assert isinstance(body, dict) and set(body) == {"error"}, body
+    error = body["error"]
+    assert isinstance(error, dict), body
+    assert isinstance(error.get("code"), str) and error["code"], body
+    assert isinstance(error.get("message"), str) and error["message"], body
+    return error
