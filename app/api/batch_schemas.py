@@ -1,0 +1,117 @@
+"""Batch response bodies, and the request body's description for the OpenAPI document
+(the handler reads the body itself: it may be JSON or JSONL)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from app.intake.requests import ScreeningRequest
+from app.models.batch import Batch
+from app.repositories.batches import BatchStatus, ItemResult, Progress
+
+STATUS_DOC = "queued: no item has started; running: some have, not all are done; done: all are."
+
+
+class BatchRequest(BaseModel):
+    """The JSON body of POST /v1/batches (documentation; see the handler)."""
+
+    items: list[ScreeningRequest] = Field(
+        description="Screening requests, each as the body of POST /v1/screenings."
+    )
+    name: str | None = Field(default=None, max_length=200)
+
+
+class BatchAccepted(BaseModel):
+    id: str
+    name: str | None
+    total: int = Field(description="Items in the batch.")
+    status: BatchStatus = Field(description=STATUS_DOC)
+
+
+class BatchSummary(BaseModel):
+    id: str
+    name: str | None
+    total: int
+    done: int = Field(description="Items with their outcome.")
+    status: BatchStatus = Field(description=STATUS_DOC)
+    created_at: datetime
+
+    @classmethod
+    def of(cls, batch: Batch, done: int, status: BatchStatus) -> BatchSummary:
+        return cls.model_validate(
+            {"id": batch.id, "name": batch.name, "total": batch.total}
+            | {"done": done, "status": status, "created_at": batch.created_at}
+        )
+
+
+class BatchOut(BatchSummary):
+    outcomes: dict[str, int] = Field(description="Items per outcome (every outcome listed).")
+    parse_statuses: dict[str, dict[str, int]] = Field(
+        description="Every stored review of the batch (all attempts, format retries and "
+        "confirmations included), counted per role and parse status."
+    )
+    dead: int = Field(
+        description="Items whose job failed too often and was given up (each ends in "
+        "needs_review with the reason job_failed)."
+    )
+
+    @classmethod
+    def of_progress(cls, batch: Batch, progress: Progress) -> BatchOut:
+        summary = BatchSummary.of(batch, progress.done, progress.status)
+        return cls(
+            **summary.model_dump(),
+            outcomes=progress.outcomes,
+            parse_statuses=progress.parse_statuses,
+            dead=progress.dead,
+        )
+
+
+class BatchPage(BaseModel):
+    items: list[BatchSummary]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null at the end."
+    )
+
+
+class BatchResultLine(BaseModel):
+    """One line of GET /v1/batches/{id}/results."""
+
+    index: int = Field(description="The item's position in the submitted batch (0-based).")
+    id: str = Field(description="The screening's id.")
+    external_id: str | None
+    status: str
+    outcome: str | None
+    reasons: list[str]
+
+    @classmethod
+    def of(cls, item: ItemResult) -> BatchResultLine:
+        return cls.model_validate(item, from_attributes=True)
+
+
+def _ref(model: str) -> str:
+    return f"#/components/schemas/{model}"
+
+
+def request_body_doc() -> dict[str, Any]:
+    """`openapi_extra` for POST /v1/batches. Nested models point at the components that
+    POST /v1/screenings registers (a test checks every reference resolves)."""
+    schema = BatchRequest.model_json_schema(ref_template=_ref("{model}"))
+    schema.pop("$defs", None)
+    jsonl = {
+        "type": "string",
+        "description": "One screening request (a JSON object, as the body of "
+        "POST /v1/screenings) per line; blank lines are skipped. Name the batch with ?name=.",
+    }
+    content = {"application/json": {"schema": schema}, "application/x-ndjson": {"schema": jsonl}}
+    return {"requestBody": {"required": True, "content": content}}
+
+
+def results_doc() -> dict[int | str, dict[str, Any]]:
+    line = BatchResultLine.model_json_schema()
+    content = {"application/x-ndjson": {"schema": line}}
+    return {
+        200: {"description": "One JSON object per line, in submission order.", "content": content}
+    }

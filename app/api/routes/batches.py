@@ -1,0 +1,169 @@
+"""/v1/batches: submit many pairs at once, follow a batch, stream its results, list batches."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Header, Query, Request, Response
+from fastapi.responses import JSONResponse, StreamingResponse
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.api.batch_schemas import (
+    BatchAccepted,
+    BatchOut,
+    BatchPage,
+    BatchResultLine,
+    BatchSummary,
+    request_body_doc,
+    results_doc,
+)
+from app.api.deps import RuntimeDep, SessionDep
+from app.api.errors import ErrorResponse
+from app.auth.dependencies import submitter_access
+from app.errors import AppError, NotFound
+from app.intake import batches as intake
+from app.intake.batches import BatchBody, BatchRejected
+from app.intake.requests import StorableText
+from app.models.batch import Batch
+from app.repositories import batches
+
+# Submitters and above (issue 5: every /v1 endpoint needs a key).
+router = APIRouter(prefix="/v1/batches", tags=["batches"], dependencies=[submitter_access])
+
+# Results are read and sent this many items at a time.
+RESULTS_PAGE = 500
+IDEMPOTENCY_DOC = (
+    "A repeat with the same key and the same body (byte for byte) returns the batch "
+    "stored first, with 200 instead of 202, and stores nothing; another body: 409."
+)
+SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": BatchAccepted, "description": "An Idempotency-Key repeat: the earlier batch."},
+    409: {"description": "The Idempotency-Key was used with another body."},
+    413: {"description": "More items than FAITHSCREEN_MAX_BATCH_ITEMS."},
+    415: {"description": "Neither application/json nor application/x-ndjson."},
+    422: {"description": "Invalid items, listed by index (`details`); nothing was stored."},
+}
+
+
+@router.post(
+    "",
+    status_code=202,
+    response_model=BatchAccepted,
+    responses=SUBMIT_RESPONSES,
+    openapi_extra=request_body_doc(),
+)
+async def submit_batch(
+    request: Request,
+    response: Response,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    name: Annotated[StorableText | None, Query(max_length=200)] = None,
+    idempotency_key: Annotated[
+        str | None, Header(min_length=1, max_length=255, description=IDEMPOTENCY_DOC)
+    ] = None,
+) -> BatchAccepted | JSONResponse:
+    """Queue every item of the batch (items with `replies` are decided at once), all or
+    nothing: every item is checked before any is stored."""
+    body = BatchBody.of(await _read_body(request), request.headers.get("content-type"))
+    try:
+        accepted = await intake.submit_batch(
+            session, body, runtime.settings, name=name, idempotency_key=idempotency_key
+        )
+    except BatchRejected as rejected:
+        # Answered, not raised (the shared handler would drop `details`): roll back here so
+        # a refused batch can never leave a row behind.
+        await session.rollback()
+        return _rejection(rejected)
+    # The session dependency commits, then wakes the worker (it must not look before that).
+    session.info["work_queued"] = accepted.queued > 0
+    if not accepted.created:
+        response.status_code = 200
+    batch = accepted.batch
+    counts = await batches.status_counts(session, [batch.id])
+    status = batches.batch_status(batch.total, counts[batch.id])
+    return BatchAccepted(id=batch.id, name=batch.name, total=batch.total, status=status)
+
+
+async def _read_body(request: Request) -> bytearray:
+    # Our own buffer (not Starlette's cached copy), so intake can release it once parsed.
+    data = bytearray()
+    async for chunk in request.stream():
+        data += chunk
+    return data
+
+
+def _rejection(rejected: BatchRejected) -> JSONResponse:
+    body: dict[str, Any] = {"code": rejected.code, "message": rejected.message}
+    if rejected.details:
+        body["details"] = rejected.details
+    return ErrorResponse({"error": body | rejected.extra}, status_code=rejected.status_code)
+
+
+@router.get("/{batch_id}", response_model=BatchOut)
+async def get_batch(batch_id: str, session: SessionDep) -> BatchOut:
+    """Progress, counted from the items: done, outcomes, parse statuses, dead jobs."""
+    batch = await _existing(session, batch_id)
+    return BatchOut.of_progress(batch, await batches.progress(session, batch))
+
+
+@router.get(
+    "/{batch_id}/results",
+    response_class=StreamingResponse,
+    responses=results_doc(),
+)
+async def batch_results(batch_id: str, runtime: RuntimeDep) -> StreamingResponse:
+    """Every item, one JSON line each, in submission order, read from the database page
+    by page as the response is sent."""
+    # Its own short sessions: a request session would stay open for the whole stream.
+    async with runtime.sessions() as session:
+        await _existing(session, batch_id)
+    lines = _result_lines(runtime.sessions, batch_id)
+    return StreamingResponse(lines, media_type="application/x-ndjson")
+
+
+async def _result_lines(
+    sessions: async_sessionmaker[AsyncSession], batch_id: str
+) -> AsyncIterator[bytes]:
+    after = -1
+    while True:
+        async with sessions() as session:
+            page = await batches.results_page(session, batch_id, after=after, limit=RESULTS_PAGE)
+        if page:
+            yield b"".join(
+                BatchResultLine.of(item).model_dump_json().encode() + b"\n" for item in page
+            )
+        if len(page) < RESULTS_PAGE:
+            return
+        after = page[-1].index
+
+
+@router.get("", response_model=BatchPage)
+async def list_batches(
+    session: SessionDep,
+    cursor: str | None = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> BatchPage:
+    """Newest first; follow `next_cursor` for the next page."""
+    try:
+        page, next_cursor = await batches.list_page(session, cursor=cursor, limit=limit)
+    except ValueError as error:
+        raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
+    counts = await batches.status_counts(session, [batch.id for batch in page])
+    items = [
+        BatchSummary.of(
+            batch,
+            counts[batch.id].get("done", 0),
+            batches.batch_status(batch.total, counts[batch.id]),
+        )
+        for batch in page
+    ]
+    return BatchPage(items=items, next_cursor=next_cursor)
+
+
+async def _existing(session: AsyncSession, batch_id: str) -> Batch:
+    # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
+    batch = None if "\x00" in batch_id else await batches.get(session, batch_id)
+    if batch is None:
+        raise NotFound("batch", batch_id)
+    return batch

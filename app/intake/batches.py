@@ -1,0 +1,306 @@
+"""Accepting a batch: read its items (a JSON object or JSONL), validate every one before
+anything is stored, then store them all in the request's one transaction.
+
+Two passes over the items, by design:
+
+1. check (no database, in a thread): validate every item -- schema, then the same
+   `check_request` as a single submission -- and run the evidence checks of items with
+   supplied replies, the costly pure part. Of an item only its findings are kept.
+2. store: validate again (cheap; the body cannot have changed) and insert chunk by chunk
+   with bulk statements: pairs, screenings, reviews of supplied replies, jobs.
+
+So the items are held once -- as the request body (JSONL) or as the parsed JSON, whose
+bytes are released once parsed (see batch_body.py) -- plus one chunk of rows; and on
+SQLite the write lock is held only while rows are inserted, not while items are checked.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.errors import AppError
+from app.evidence import run_checks
+from app.evidence.finding import Finding
+from app.intake.batch_body import BatchBody, BatchRejected, Items, RawItem, error_detail, read_items
+from app.intake.requests import ScreeningRequest, SuppliedReplies
+from app.intake.screenings import check_request
+from app.models.batch import Batch, new_batch_id
+from app.models.screening import new_screening_id
+from app.pipeline.records import reading_of_record, supplied_record
+from app.pipeline.ruling import ScreeningRuling
+from app.policy import RoleResult, decide
+from app.repositories import batches, jobs, pairs, reviews, screenings
+from app.repositories.reviews import ReviewRecord
+from app.repositories.screenings import NewScreening
+from app.review_queue.intake import queue_many
+from app.settings import Settings
+from app.vocabulary import Pair, Role
+
+__all__ = [
+    "Accepted",
+    "BatchBody",
+    "BatchRejected",
+    "check_items",
+    "decide_supplied",
+    "submit_batch",
+]
+
+# Items per round of bulk inserts (one executemany per table).
+CHUNK_ITEMS = 500
+# Errors listed in a 422; the rest are counted.
+MAX_LISTED_ERRORS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    batch: Batch
+    # False when an Idempotency-Key repeat found the batch stored earlier.
+    created: bool
+    # Jobs queued for the worker (items without supplied replies).
+    queued: int = 0
+
+
+# ---- Pass 1: check every item ---------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class ItemErrors:
+    details: list[dict[str, Any]] = field(default_factory=list)
+    errors: int = 0
+    items: int = 0
+
+    def add(self, item: RawItem, found: Iterable[dict[str, Any]]) -> None:
+        self.items += 1
+        for detail in found:
+            self.errors += 1
+            if len(self.details) < MAX_LISTED_ERRORS:
+                self.details.append({"index": item.index, "line": item.line, **detail})
+
+    def rejection(self, total: int) -> BatchRejected:
+        omitted = self.errors - len(self.details)
+        message = f"{self.items} of {total} items are invalid; nothing was stored"
+        if omitted:
+            message += f" (the first {len(self.details)} errors are listed, {omitted} more not)"
+        return BatchRejected(
+            422, "invalid_items", message, self.details, invalid_items=self.items, omitted=omitted
+        )
+
+
+# Per item with supplied replies: its evidence findings. None for the others.
+Findings = list[tuple[Finding, ...] | None]
+
+
+def check_items(items: Items, settings: Settings) -> Findings:
+    """Pass 1. Raises BatchRejected: 413 past the item limit, 422 for an empty batch or
+    invalid items (every invalid item found, the first errors listed)."""
+    limit = settings.max_batch_items
+    known = items.known_count()
+    if known is not None and known > limit:
+        raise _too_many(limit, f"this one has {known}")
+    errors = ItemErrors()
+    findings: Findings = []
+    for item in items:
+        if item.index >= limit:
+            raise _too_many(limit, "this one has more")
+        request = _checked(item, settings, errors)
+        # Once the batch is known to be refused, its findings would be thrown away.
+        findings.append(_findings(request) if not errors.items else None)
+    if not findings:
+        raise BatchRejected(422, "empty_batch", "a batch needs at least one item")
+    if errors.items:
+        raise errors.rejection(len(findings))
+    return findings
+
+
+def _findings(request: ScreeningRequest | None) -> tuple[Finding, ...] | None:
+    if request is None or request.replies is None:
+        return None
+    return tuple(run_checks(_pair(request)))
+
+
+def _too_many(limit: int, what: str) -> BatchRejected:
+    return BatchRejected(
+        413,
+        "too_many_items",
+        f"a batch holds at most {limit} items (FAITHSCREEN_MAX_BATCH_ITEMS); {what}",
+        limit=limit,
+    )
+
+
+def _checked(item: RawItem, settings: Settings, errors: ItemErrors) -> ScreeningRequest | None:
+    try:
+        request = item.parse()
+    except ValidationError as error:
+        errors.add(item, (error_detail(item, e) for e in error.errors(include_input=False)))
+        return None
+    try:
+        check_request(request, settings)
+    except AppError as error:
+        found = {"field": _field_of(error, request, settings), "code": error.code}
+        errors.add(item, [found | {"message": error.message}])
+        return None
+    return request
+
+
+def _field_of(error: AppError, request: ScreeningRequest, settings: Settings) -> str | None:
+    """The field a `check_request` refusal is about (its message names it for people)."""
+    if error.code == "payload_too_large":
+        limit = settings.max_statement_bytes
+        sizes = {name: len(getattr(request, name).encode()) for name in ("informal", "formal")}
+        return next((name for name, size in sizes.items() if size > limit), "header")
+    return {"confirmations_need_provider": "options.confirmations"}.get(error.code, "replies")
+
+
+# ---- Pass 2: store --------------------------------------------------------------------------
+
+
+async def submit_batch(
+    session: AsyncSession,
+    body: BatchBody,
+    settings: Settings,
+    *,
+    name: str | None = None,
+    idempotency_key: str | None = None,
+) -> Accepted:
+    """Store the batch and queue (or decide) its items, or return the batch an earlier
+    request with the same `idempotency_key` stored (409 if that request's body differed)."""
+    if idempotency_key is not None:
+        earlier = await batches.get_by_key(session, idempotency_key)
+        if earlier is not None:
+            return _repeat(earlier, body)
+    items = read_items(body)
+    findings = await asyncio.to_thread(check_items, items, settings)
+    await batches.lock_ingest(session)
+    batch_id = new_batch_id()
+    stored = await batches.add(
+        session,
+        batch_id=batch_id,
+        name=items.name or name,
+        total=len(findings),
+        idempotency_key=idempotency_key,
+        body_sha256=body.sha256,
+    )
+    if not stored:
+        # Only the key can clash (the id is new): another request with this key committed
+        # while this one was checking its items.
+        return _repeat(await _by_key(session, idempotency_key), body)
+    queued = await _store_items(session, batch_id, items, findings, settings)
+    return Accepted(await _by_id(session, batch_id), created=True, queued=queued)
+
+
+def _repeat(batch: Batch, body: BatchBody) -> Accepted:
+    if batch.body_sha256 != body.sha256:
+        raise AppError(
+            409,
+            "idempotency_key_reused",
+            f"this Idempotency-Key was used for batch {batch.id} with a different body; "
+            "use a new key for a new batch",
+        )
+    return Accepted(batch, created=False)
+
+
+async def _by_key(session: AsyncSession, key: str | None) -> Batch:
+    batch = None if key is None else await batches.get_by_key(session, key)
+    if batch is None:
+        raise RuntimeError(f"no batch holds Idempotency-Key {key!r} after a conflict on it")
+    return batch
+
+
+async def _by_id(session: AsyncSession, batch_id: str) -> Batch:
+    batch = await batches.get(session, batch_id)
+    if batch is None:
+        raise RuntimeError(f"batch {batch_id} is missing in the transaction that stored it")
+    return batch
+
+
+async def _store_items(
+    session: AsyncSession, batch_id: str, items: Items, findings: Findings, settings: Settings
+) -> int:
+    queued = 0
+    chunk: list[tuple[int, ScreeningRequest]] = []
+    for item in items:
+        chunk.append((item.index, item.parse()))
+        if len(chunk) == CHUNK_ITEMS:
+            queued += await _store_chunk(session, batch_id, chunk, findings, settings)
+            chunk = []
+    if chunk:
+        queued += await _store_chunk(session, batch_id, chunk, findings, settings)
+    return queued
+
+
+async def _store_chunk(
+    session: AsyncSession,
+    batch_id: str,
+    chunk: Sequence[tuple[int, ScreeningRequest]],
+    findings: Findings,
+    settings: Settings,
+) -> int:
+    """One round of bulk inserts; returns how many jobs it queued."""
+    pair_ids = await pairs.get_or_create_many(session, [_pair(r) for _, r in chunk])
+    new: list[NewScreening] = []
+    records: list[ReviewRecord] = []
+    queued: list[str] = []
+    for (index, request), pair_id in zip(chunk, pair_ids, strict=True):
+        screening = NewScreening(
+            id=new_screening_id(),
+            pair_id=pair_id,
+            external_id=request.external_id,
+            batch_id=batch_id,
+            batch_index=index,
+            confirmations=_confirmations(request, settings),
+        )
+        if request.replies is None:
+            queued.append(screening.id)
+        else:
+            ruling, decided = decide_supplied(screening.id, request.replies, findings[index] or ())
+            records.extend(decided)
+            screening = _decided(screening, ruling)
+        new.append(screening)
+    await screenings.add_many(session, new)
+    await reviews.add_many(session, records)
+    # Decided items' review queue items, in the same transaction (issue 5).
+    await queue_many(session, new, audit_rate=settings.audit_rate)
+    await jobs.enqueue_many(session, queued)
+    return len(queued)
+
+
+def decide_supplied(
+    screening_id: str, replies: SuppliedReplies, findings: Sequence[Finding]
+) -> tuple[ScreeningRuling, list[ReviewRecord]]:
+    """The ruling and review records for supplied replies, given the pair's findings:
+    what a single submission decides, with the evidence checks already run."""
+    records = [
+        supplied_record(screening_id, Role.TRANSLATOR, replies.translator),
+        supplied_record(screening_id, Role.JUDGE, replies.judge),
+    ]
+    translator, judge = (RoleResult(reading_of_record(record)) for record in records)
+    findings = tuple(findings)
+    return ScreeningRuling(decide(translator, judge, findings, 0), findings), records
+
+
+def _decided(screening: NewScreening, ruling: ScreeningRuling) -> NewScreening:
+    return dataclasses.replace(
+        screening,
+        confirmations=0,
+        outcome=ruling.ruling.outcome.value,
+        reasons=list(ruling.ruling.reasons),
+        evidence=ruling.evidence_json(),
+        policy_version=ruling.ruling.policy_version,
+        evidence_version=ruling.evidence_version,
+    )
+
+
+def _pair(request: ScreeningRequest) -> Pair:
+    return Pair(request.informal, request.formal, request.header)
+
+
+def _confirmations(request: ScreeningRequest, settings: Settings) -> int:
+    chosen = request.options.confirmations
+    return settings.confirmations if chosen is None else chosen

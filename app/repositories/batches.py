@@ -1,0 +1,236 @@
+"""Batches: storing one, finding it (by id or Idempotency-Key), counting its progress with
+GROUP BY queries, listing batches, and reading its results in submission order by pages.
+
+A batch's items are the screenings that name it; nothing about progress is stored on the
+batch row, so the counts can never disagree with the screenings.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from sqlalchemy import and_, func, or_, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models.batch import Batch
+from app.models.job import Job, JobStatus
+from app.models.review import Review
+from app.models.screening import Screening
+from app.repositories.conflicts import insert_unless_exists
+from app.repositories.screenings import decode_cursor
+from app.vocabulary import Outcome, ParseStatus, Role, ScreeningStatus
+
+# Any constant both sides agree on; it only has to differ from other advisory lock users.
+INGEST_LOCK_KEY = 0x46534254  # "FSBT"
+# queued: no item has started; running: some have, not all are done; done: all are.
+BatchStatus = Literal["queued", "running", "done"]
+
+
+async def lock_ingest(session: AsyncSession) -> None:
+    """Take the batch-ingest lock until the transaction ends (PostgreSQL; a no-op on SQLite,
+    which has one writer at a time anyway).
+
+    Two batches inserting overlapping pairs in different orders would otherwise wait on
+    each other's uncommitted rows in the pairs' unique index: a deadlock, and a 503 for
+    one client. A single submission inserts one pair and cannot close such a cycle.
+    """
+    if session.get_bind().dialect.name == "postgresql":
+        await session.execute(select(func.pg_advisory_xact_lock(INGEST_LOCK_KEY)))
+
+
+async def add(
+    session: AsyncSession,
+    *,
+    batch_id: str,
+    name: str | None,
+    total: int,
+    idempotency_key: str | None,
+    body_sha256: str,
+) -> bool:
+    """Store the batch row; False (nothing stored) if a batch holds `idempotency_key`.
+
+    Race-safe: of two requests with one key, the second waits for the first to commit and
+    then stores nothing.
+    """
+    values = {
+        "id": batch_id,
+        "name": name,
+        "total": total,
+        "idempotency_key": idempotency_key,
+        "body_sha256": body_sha256,
+    }
+    return await insert_unless_exists(session, Batch, values, ["idempotency_key"])
+
+
+async def get(session: AsyncSession, batch_id: str) -> Batch | None:
+    return await session.get(Batch, batch_id, populate_existing=True)
+
+
+async def get_by_key(session: AsyncSession, idempotency_key: str) -> Batch | None:
+    statement = select(Batch).where(Batch.idempotency_key == idempotency_key)
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+# ---- Progress -------------------------------------------------------------------------------
+
+
+def batch_status(total: int, statuses: Mapping[str, int]) -> BatchStatus:
+    """done: every item has its outcome; queued: none has started; running: in between."""
+    done = statuses.get(ScreeningStatus.DONE.value, 0)
+    if done >= total:
+        return "done"
+    if done == 0 and statuses.get(ScreeningStatus.RUNNING.value, 0) == 0:
+        return "queued"
+    return "running"
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    total: int
+    # Items per screening status and per outcome, every key present.
+    statuses: dict[str, int]
+    outcomes: dict[str, int]
+    # Every stored review of the batch (all attempts), per role and parse status.
+    parse_statuses: dict[str, dict[str, int]]
+    # Items whose job failed too often and was given up.
+    dead: int
+
+    @property
+    def done(self) -> int:
+        return self.statuses[ScreeningStatus.DONE.value]
+
+    @property
+    def status(self) -> BatchStatus:
+        return batch_status(self.total, self.statuses)
+
+
+async def progress(session: AsyncSession, batch: Batch) -> Progress:
+    """Three GROUP BY / count queries; no item row is loaded."""
+    statuses = dict.fromkeys((s.value for s in ScreeningStatus), 0)
+    outcomes = dict.fromkeys((o.value for o in Outcome), 0)
+    by_state = (
+        select(Screening.status, Screening.outcome, func.count())
+        .where(Screening.batch_id == batch.id)
+        .group_by(Screening.status, Screening.outcome)
+    )
+    for status, outcome, count in (await session.execute(by_state)).all():
+        statuses[status] += count
+        if outcome is not None:
+            outcomes[outcome] += count
+    return Progress(
+        total=batch.total,
+        statuses=statuses,
+        outcomes=outcomes,
+        parse_statuses=await _parse_statuses(session, batch.id),
+        dead=await _dead_jobs(session, batch.id),
+    )
+
+
+async def _parse_statuses(session: AsyncSession, batch_id: str) -> dict[str, dict[str, int]]:
+    counts = {role.value: dict.fromkeys((p.value for p in ParseStatus), 0) for role in Role}
+    statement = (
+        select(Review.role, Review.parse_status, func.count())
+        .join(Screening, Screening.id == Review.screening_id)
+        .where(Screening.batch_id == batch_id)
+        .group_by(Review.role, Review.parse_status)
+    )
+    for role, parse_status, count in (await session.execute(statement)).all():
+        counts.setdefault(role, {})[parse_status] = count
+    return counts
+
+
+async def _dead_jobs(session: AsyncSession, batch_id: str) -> int:
+    statement = (
+        select(func.count())
+        .select_from(Job)
+        .join(Screening, Screening.id == Job.screening_id)
+        .where(Screening.batch_id == batch_id, Job.status == JobStatus.DEAD.value)
+    )
+    return int((await session.execute(statement)).scalar_one())
+
+
+async def status_counts(
+    session: AsyncSession, batch_ids: Sequence[str]
+) -> dict[str, dict[str, int]]:
+    """Items per screening status for each batch (one GROUP BY for a page of batches)."""
+    counts: dict[str, dict[str, int]] = {batch_id: {} for batch_id in batch_ids}
+    if not batch_ids:
+        return counts
+    statement = (
+        select(Screening.batch_id, Screening.status, func.count())
+        .where(Screening.batch_id.in_(batch_ids))
+        .group_by(Screening.batch_id, Screening.status)
+    )
+    for batch_id, status, count in (await session.execute(statement)).all():
+        counts[str(batch_id)][status] = count
+    return counts
+
+
+# ---- Listing and results --------------------------------------------------------------------
+
+
+async def list_page(
+    session: AsyncSession, *, cursor: str | None, limit: int
+) -> tuple[list[Batch], str | None]:
+    """One page of batches, newest first, and the next page's cursor (None on the last).
+    Raises ValueError for a cursor this function did not make."""
+    if limit < 1:
+        raise ValueError(f"limit must be at least 1, not {limit}")
+    statement = select(Batch).order_by(Batch.created_at.desc(), Batch.id.desc())
+    if cursor is not None:
+        created_at, batch_id = decode_cursor(cursor)
+        statement = statement.where(
+            or_(
+                Batch.created_at < created_at,
+                and_(Batch.created_at == created_at, Batch.id < batch_id),
+            )
+        )
+    rows = list((await session.execute(statement.limit(limit + 1))).scalars())
+    page = rows[:limit]
+    return page, _cursor(page[-1]) if len(rows) > limit else None
+
+
+def _cursor(batch: Batch) -> str:
+    # The same shape as the screenings' cursor, so `decode_cursor` reads both.
+    raw = f"{batch.created_at.isoformat()}|{batch.id}".encode()
+    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
+@dataclass(frozen=True, slots=True)
+class ItemResult:
+    index: int
+    id: str
+    external_id: str | None
+    status: str
+    outcome: str | None
+    reasons: list[str]
+
+
+async def results_page(
+    session: AsyncSession, batch_id: str, *, after: int, limit: int
+) -> list[ItemResult]:
+    """Up to `limit` items with an index above `after`, in index order (a keyset page on
+    the unique (batch_id, batch_index) index: the cost of a page does not grow with
+    its position)."""
+    statement = (
+        select(
+            Screening.batch_index,
+            Screening.id,
+            Screening.external_id,
+            Screening.status,
+            Screening.outcome,
+            Screening.reasons,
+        )
+        .where(Screening.batch_id == batch_id, Screening.batch_index > after)
+        .order_by(Screening.batch_index)
+        .limit(limit)
+    )
+    return [_item_result(row) for row in (await session.execute(statement)).all()]
+
+
+def _item_result(row: Any) -> ItemResult:
+    index, screening_id, external_id, status, outcome, reasons = row
+    return ItemResult(index, screening_id, external_id, status, outcome, list(reasons))
