@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import event, text
+from sqlalchemy import event, make_url, text
 from sqlalchemy.engine.interfaces import DBAPIConnection
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from sqlalchemy.ext.asyncio import create_async_engine as _create_async_engine
@@ -23,6 +23,10 @@ _SYNC_DRIVERS = {
 }
 # Writers on SQLite queue for the file lock instead of failing at once.
 SQLITE_BUSY_TIMEOUT_MS = 30_000
+# A PostgreSQL server that does not answer (host down, packets dropped) fails a new
+# connection after this long, so a request answers 503 instead of hanging for psycopg's
+# default of 130 s. A connect_timeout in the URL wins.
+POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
 
 
 def _split(url: str) -> tuple[str, str]:
@@ -63,6 +67,8 @@ def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
         return engine
     # pre_ping: a connection the server dropped (restart, idle timeout) is replaced, not used.
     options: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
+    if "connect_timeout" not in make_url(async_url).query:
+        options["connect_args"] = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS}
     return _create_async_engine(async_url, **(options | kwargs))
 
 

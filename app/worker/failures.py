@@ -16,6 +16,7 @@ from app.pipeline.screening import Claim
 from app.policy import POLICY_VERSION
 from app.policy.reasons import Reason
 from app.repositories import jobs, screenings
+from app.review_queue.intake import queue_for_review
 from app.vocabulary import Outcome
 
 
@@ -43,15 +44,23 @@ class FailurePolicy:
                 session, claim.job_id, claim.owner, error=message, retry_at=retry_at
             ):
                 return  # no longer ours: whoever holds it decides
-            if dead:
-                await screenings.record_outcome(
+            if dead and await screenings.record_outcome(
+                session,
+                claim.screening_id,
+                outcome=Outcome.NEEDS_REVIEW.value,
+                reasons=[Reason.JOB_FAILED.value],
+                evidence=[],
+                policy_version=POLICY_VERSION,
+                evidence_version=EVIDENCE_VERSION,
+                error=f"gave up after {attempts} attempts: {message}",
+            ):
+                # A person must look (issue 5); needs_review is always queued, whatever
+                # the audit rate, so the rate given here does not matter.
+                await queue_for_review(
                     session,
                     claim.screening_id,
-                    outcome=Outcome.NEEDS_REVIEW.value,
-                    reasons=[Reason.JOB_FAILED.value],
-                    evidence=[],
-                    policy_version=POLICY_VERSION,
-                    evidence_version=EVIDENCE_VERSION,
-                    error=f"gave up after {attempts} attempts: {message}",
+                    Outcome.NEEDS_REVIEW.value,
+                    [Reason.JOB_FAILED.value],
+                    audit_rate=0.0,
                 )
             await session.commit()

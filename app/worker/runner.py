@@ -3,6 +3,11 @@
 A job is held by a lease that the worker extends while the screening runs. A worker that
 loses its lease (it stalled, the database thought it dead) cancels the screening: whatever
 it would write afterwards changes nothing, because completion requires the lease.
+
+When the database goes away mid-run, the screening is run again once it answers and the job
+is still ours, without counting an attempt; it resumes from the reviews already stored.
+On stop, running screenings get `grace_seconds` to finish; the rest are cancelled and
+released to the queue at once, so a restarted or other worker need not wait for the lease.
 """
 
 from __future__ import annotations
@@ -11,25 +16,23 @@ import asyncio
 import contextlib
 import functools
 import logging
-import os
-import socket
-import uuid
 from collections.abc import Awaitable
 from datetime import UTC, datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.llm.errors import ProviderBackoff
 from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
 from app.repositories import jobs
+from app.worker import causes
 from app.worker.failures import FailurePolicy
+from app.worker.owners import free_dead_local_jobs, new_owner_name
 
 log = logging.getLogger("faithscreen.worker")
 
-
-def worker_name() -> str:
-    return f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+# Waits between runs of a screening while the database does not answer.
+OUTAGE_FIRST_WAIT_SECONDS = 0.5
+OUTAGE_MAX_WAIT_SECONDS = 10.0
 
 
 class Worker:
@@ -43,6 +46,7 @@ class Worker:
         failures: FailurePolicy,
         idle_poll_seconds: float = 0.5,
         owner: str | None = None,
+        free_dead_local_jobs: bool = False,
     ) -> None:
         self._sessions = session_factory
         self._pipeline = pipeline
@@ -50,9 +54,12 @@ class Worker:
         self._capacity = capacity
         self._failures = failures
         self._idle_poll = idle_poll_seconds
-        self.owner = owner or worker_name()
+        self.owner = owner or new_owner_name()
+        # SQLite only: see app/worker/owners.py.
+        self._free_dead_local_jobs = free_dead_local_jobs
         self._wake = asyncio.Event()
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._claims_failing = False
 
     def notify(self) -> None:
         """New work was queued: claim now instead of at the next poll."""
@@ -65,6 +72,8 @@ class Worker:
     async def run(self, stop: asyncio.Event, *, grace_seconds: float) -> None:
         """Claim and work jobs until `stop` is set, then drain within `grace_seconds`."""
         log.info("worker %s started", self.owner)
+        if self._free_dead_local_jobs:
+            await self._guard(self._free_dead_jobs())
         while not stop.is_set():
             claimed = await self._claim_free_slots()
             if not claimed:
@@ -83,9 +92,19 @@ class Worker:
                 )
                 await session.commit()
         except SQLAlchemyError as error:
-            log.warning("claiming jobs failed, will retry: %s", error)
+            # Once per outage, not at every poll.
+            if not self._claims_failing:
+                log.warning("claiming jobs failed, will retry: %s", error)
+            self._claims_failing = True
             return 0
+        if self._claims_failing:
+            log.info("claiming jobs works again")
+            self._claims_failing = False
         for job in claimed:
+            if job.id in self._tasks:
+                # Our own lease lapsed (the database was away) and we took the job back:
+                # the task already running it goes on under the renewed lease.
+                continue
             claim = Claim(job.id, job.screening_id, self.owner)
             task = asyncio.create_task(self._start(claim, job.attempts))
             self._tasks[job.id] = task
@@ -101,6 +120,9 @@ class Worker:
             return
         await self._work(claim, attempts)
 
+    async def _free_dead_jobs(self) -> None:
+        await free_dead_local_jobs(self._sessions, me=self.owner)
+
     def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(job_id, None)
         self._wake.set()
@@ -115,7 +137,7 @@ class Worker:
                 waiter.cancel()
 
     async def _work(self, claim: Claim, attempts: int) -> None:
-        work = asyncio.create_task(self._pipeline.run(claim))
+        work = asyncio.create_task(self._run_through_outages(claim))
         keeper = asyncio.create_task(self._keep_lease(claim, work))
         try:
             await work
@@ -123,31 +145,72 @@ class Worker:
             if not work.cancelled():
                 raise
             log.info("screening %s cancelled (lease lost or shutdown)", claim.screening_id)
-        except ProviderBackoff as backoff:
-            await self._release(claim, delay=backoff.retry_after)
-        except JobLost:
-            log.warning("job %s was taken over by another worker", claim.job_id)
         except Exception as error:
-            log.exception("screening %s failed", claim.screening_id)
-            await self._guard(self._failures.record(claim, attempts, error))
+            await self._settle(claim, attempts, error)
         finally:
             keeper.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await keeper
 
+    async def _run_through_outages(self, claim: Claim) -> None:
+        while True:
+            try:
+                await self._pipeline.run(claim)
+                return
+            except Exception as error:
+                if not causes.is_database_outage(error):
+                    raise
+                log.warning(
+                    "screening %s: database unavailable, will run it again once it answers: %s",
+                    claim.screening_id,
+                    causes.leaves(error)[0],
+                )
+            await self._wait_for_database(claim)
+
+    async def _wait_for_database(self, claim: Claim) -> None:
+        """Until the database answers with the job still ours; JobLost if another worker
+        took it meanwhile (its lease lapsed during the outage)."""
+        wait = OUTAGE_FIRST_WAIT_SECONDS
+        while True:
+            await asyncio.sleep(wait)
+            try:
+                held = await self._extend(claim)
+            except SQLAlchemyError:
+                wait = min(2 * wait, OUTAGE_MAX_WAIT_SECONDS)
+                continue
+            if not held:
+                raise JobLost(claim.job_id)
+            return
+
+    async def _settle(self, claim: Claim, attempts: int, error: Exception) -> None:
+        """A run that raised: back off for the provider, let go of a lost job, or fail it."""
+        retry_after = causes.provider_backoff(error)
+        if retry_after is not None:
+            log.info("screening %s: provider asks to wait %.0f s", claim.screening_id, retry_after)
+            await self._release(claim, delay=retry_after)
+        elif causes.is_job_lost(error):
+            log.warning("job %s was taken over by another worker", claim.job_id)
+        else:
+            log.error("screening %s failed", claim.screening_id, exc_info=error)
+            await self._guard(self._failures.record(claim, attempts, error))
+
     async def _keep_lease(self, claim: Claim, work: asyncio.Task[object]) -> None:
         while True:
             await asyncio.sleep(self._lease / 3)
             try:
-                async with self._sessions() as session:
-                    held = await jobs.extend_lease(session, claim.job_id, claim.owner, self._lease)
-                    await session.commit()
+                held = await self._extend(claim)
             except SQLAlchemyError as error:
                 log.warning("extending lease of job %s failed: %s", claim.job_id, error)
                 continue
             if not held:
                 work.cancel()
                 return
+
+    async def _extend(self, claim: Claim) -> bool:
+        async with self._sessions() as session:
+            held = await jobs.extend_lease(session, claim.job_id, claim.owner, self._lease)
+            await session.commit()
+        return held
 
     async def _release(self, claim: Claim, *, delay: float) -> None:
         run_after = datetime.now(UTC) + timedelta(seconds=delay)

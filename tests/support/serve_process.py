@@ -13,6 +13,9 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import sqlalchemy as sa
+
+from app.db.engine import sync_url
 
 FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
 
@@ -49,7 +52,10 @@ class ServeProcess:
         self.base_url = f"http://127.0.0.1:{self.port}"
         self.log = log
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
-        full_env.update({"FAITHSCREEN_DATABASE_URL": database_url, **env})
+        # Auth off unless the caller says otherwise: these tests bind to loopback, and keys
+        # and roles have tests of their own (tests/e2e/test_auth_serve.py).
+        defaults = {"FAITHSCREEN_DATABASE_URL": database_url, "FAITHSCREEN_AUTH": "off"}
+        full_env.update({**defaults, **env})
         command = [FAITHSCREEN, "serve", "--host", "127.0.0.1", "--port", str(self.port), *args]
         with log.open("ab") as out:
             self.process = subprocess.Popen(
@@ -103,3 +109,71 @@ def wait_done(client: httpx2.Client, screening_id: str, timeout: float = 60) -> 
             return body
         time.sleep(0.1)
     raise AssertionError(f"screening {screening_id} not done in {timeout}s: {body}")
+
+
+class WorkerProcess:
+    """`faithscreen worker` (no HTTP port); its output goes to `log`. Ready once it has
+    logged its start; `owner` is the name it holds leases under."""
+
+    def __init__(self, database_url: str, env: Mapping[str, str], log: Path) -> None:
+        self.log = log
+        full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
+        full_env.update({"FAITHSCREEN_DATABASE_URL": database_url, **env})
+        with log.open("ab") as out:
+            self.process = subprocess.Popen(
+                [FAITHSCREEN, "worker"],
+                env=full_env,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                cwd=log.parent,
+            )
+        self.owner = self._wait_started(deadline=time.monotonic() + 60)
+
+    def _wait_started(self, deadline: float) -> str:
+        while time.monotonic() < deadline:
+            for line in self.log.read_text().splitlines():
+                if f":{self.process.pid}:" in line and line.endswith(" started"):
+                    return line.split(" worker ")[-1].removesuffix(" started")
+            if self.process.poll() is not None:
+                raise AssertionError(f"worker exited early:\n{self.log.read_text()}")
+            time.sleep(0.05)
+        raise AssertionError(f"worker did not start:\n{self.log.read_text()}")
+
+    def terminate(self, timeout: float = 30) -> float:
+        """SIGTERM, then wait; returns how long the process took to exit."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                raise AssertionError(f"worker ignored SIGTERM:\n{self.log.read_text()}") from None
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+def db_rows(database_url: str, query: str, **params: Any) -> list[dict[str, Any]]:
+    """Rows of a read-only SQL query, straight from the database a process works on."""
+    engine = sa.create_engine(sync_url(database_url), poolclass=sa.NullPool)
+    try:
+        with engine.connect() as connection:
+            return [dict(row._mapping) for row in connection.execute(sa.text(query), params)]
+    finally:
+        engine.dispose()
+
+
+def submit_pair(client: httpx2.Client, marker: str) -> str:
+    """Queue a pair whose Lean statement carries `marker` (for scripted rules to match)."""
+    body = {
+        "informal": "For every natural number n, n + 0 = n.",
+        "formal": f"theorem {marker} (n : ℕ) : n + 0 = n := by sorry",
+        "external_id": marker,
+    }
+    response = client.post("/v1/screenings", json=body)
+    assert response.status_code == 202, response.text
+    return str(response.json()["id"])
