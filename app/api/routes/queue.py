@@ -1,0 +1,137 @@
+"""/v1/queue (reviewers work the review queue) and /v1/decisions/export (the labelled
+dataset). The rules live in app/review_queue/service.py; these handlers translate."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Path, Query
+from fastapi.responses import StreamingResponse
+
+from app.api.deps import RuntimeDep, SessionDep
+from app.api.queue_schemas import (
+    DecisionOut,
+    DecisionRequest,
+    QueueItemOut,
+    QueueItemSummary,
+    QueuePageOut,
+    ReopenRequest,
+)
+from app.api.schemas import error_responses
+from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
+from app.intake.requests import StorableText
+from app.models.queue_item import QueueStatus
+from app.review_queue import service
+from app.review_queue.export import export_lines
+from app.review_queue.service import QueueFilters
+
+router = APIRouter(tags=["review queue"], dependencies=[reviewer_access])
+
+# Item ids are 32-bit integers in the database; a larger number can name no item.
+ItemId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+REASON_DOC = (
+    "A reason code (`translator_truncated`), or a kind that matches every reason with "
+    "that prefix before a colon (`evidence_review` matches `evidence_review:...`)."
+)
+EXPORT_DOC: dict[int | str, dict[str, Any]] = {
+    200: {
+        "content": {"application/x-ndjson": {}},
+        "description": "One JSON object a line: the pair, screening id, outcome, reasons, "
+        "audit, decision, note, reviewer, time, and `superseded` (reopened later).",
+    }
+}
+
+
+@router.get("/v1/queue", response_model=QueuePageOut, responses=error_responses(422))
+async def list_queue(
+    session: SessionDep,
+    principal: ReviewerDep,
+    status: QueueStatus | None = None,
+    reason: Annotated[StorableText | None, Query(max_length=200, description=REASON_DOC)] = None,
+    batch_id: Annotated[StorableText | None, Query(max_length=36)] = None,
+    audit: bool | None = None,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> QueuePageOut:
+    """Oldest first; follow `next_cursor` for the next page."""
+    filters = QueueFilters(status=status, reason=reason, batch_id=batch_id, audit=audit)
+    page = await service.list_items(session, principal, filters, cursor=cursor, limit=limit)
+    return QueuePageOut.of(page)
+
+
+@router.get("/v1/queue/{item_id}", response_model=QueueItemOut, responses=error_responses(404))
+async def get_queue_item(
+    item_id: ItemId, session: SessionDep, principal: ReviewerDep
+) -> QueueItemOut:
+    """The item with everything a reviewer needs, and its decision trail."""
+    return QueueItemOut.of_detail(await service.get_item(session, principal, item_id))
+
+
+@router.post(
+    "/v1/queue/{item_id}/claim",
+    response_model=QueueItemSummary,
+    responses=error_responses(404, 409),
+)
+async def claim_queue_item(
+    item_id: ItemId, session: SessionDep, principal: ReviewerDep, runtime: RuntimeDep
+) -> QueueItemSummary:
+    """Hold the item for FAITHSCREEN_REVIEW_CLAIM_SECONDS (claiming again extends it);
+    409 while another reviewer holds a live claim, or once it is resolved."""
+    seconds = runtime.settings.review_claim_seconds
+    entry = await service.claim(session, principal, item_id, claim_seconds=seconds)
+    return QueueItemSummary.of(entry)
+
+
+@router.post(
+    "/v1/queue/{item_id}/release",
+    response_model=QueueItemSummary,
+    responses=error_responses(403, 404, 409),
+)
+async def release_queue_item(
+    item_id: ItemId, session: SessionDep, principal: ReviewerDep
+) -> QueueItemSummary:
+    """Give the claim back: its holder, or an admin (403 for another reviewer)."""
+    return QueueItemSummary.of(await service.release(session, principal, item_id))
+
+
+@router.post(
+    "/v1/queue/{item_id}/decision",
+    status_code=201,
+    response_model=DecisionOut,
+    responses=error_responses(404, 409, 422),
+)
+async def decide_queue_item(
+    item_id: ItemId, body: DecisionRequest, session: SessionDep, principal: ReviewerDep
+) -> DecisionOut:
+    """The claimant's decision: resolves the item and sets the screening's
+    `final_decision`. 409 unless the caller holds the claim, and for a resolved item."""
+    row = await service.decide(session, principal, item_id, body.decision, body.note)
+    return DecisionOut.of(row)
+
+
+@router.post(
+    "/v1/queue/{item_id}/reopen",
+    status_code=201,
+    response_model=DecisionOut,
+    responses=error_responses(403, 404, 409, 422),
+)
+async def reopen_queue_item(
+    item_id: ItemId,
+    session: SessionDep,
+    principal: AdminDep,
+    body: Annotated[ReopenRequest | None, Body()] = None,
+) -> DecisionOut:
+    """Admin only: back to open, `final_decision` cleared; the trail keeps everything."""
+    note = body.note if body is not None else ""
+    return DecisionOut.of(await service.reopen(session, principal, item_id, note))
+
+
+@router.get("/v1/decisions/export", response_class=StreamingResponse, responses=EXPORT_DOC)
+async def export_decisions(
+    runtime: RuntimeDep,
+    principal: ReviewerDep,
+    after: Annotated[int, Query(ge=0, description="Only decisions with a higher id.")] = 0,
+) -> StreamingResponse:
+    """Every decision as JSONL, oldest first, streamed page by page."""
+    lines = export_lines(runtime.sessions, principal, after=after)
+    return StreamingResponse(lines, media_type="application/x-ndjson")

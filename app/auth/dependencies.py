@@ -1,0 +1,80 @@
+"""FastAPI dependencies: who is calling (`Authorization: Bearer <key>`) and may they.
+
+    SubmitterDep, ReviewerDep, AdminDep   a handler parameter: the Principal, role checked
+    submitter_access, ...                 for `APIRouter(dependencies=[...])`
+
+No valid key (missing, malformed, unknown, revoked) -> 401 with `WWW-Authenticate: Bearer`;
+a valid key with too low a role -> 403; both in the shared error shape. The key is looked
+up in a short session of its own, not the request's: the request's unit of work stays
+the handler's alone. With FAITHSCREEN_AUTH=off every request is the admin "anonymous".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from typing import Annotated
+
+from fastapi import Depends, FastAPI, Request
+from fastapi.responses import JSONResponse
+from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
+
+from app.api.deps import RuntimeDep
+from app.api.errors import error_response
+from app.auth import service
+from app.auth.errors import Unauthorized, require_role
+from app.auth.principal import ANONYMOUS, AccessRole, Principal
+
+_bearer = HTTPBearer(
+    auto_error=False,
+    description="An API key: `Authorization: Bearer fs_...` (`faithscreen keys create`).",
+)
+CredentialsDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="faithscreen"'}
+
+
+async def authenticate(runtime: RuntimeDep, credentials: CredentialsDep) -> Principal:
+    if runtime.settings.auth == "off":
+        return ANONYMOUS
+    if credentials is None:
+        raise Unauthorized(
+            "this endpoint needs an API key: send 'Authorization: Bearer <key>' "
+            "(an admin creates keys with `faithscreen keys create`)"
+        )
+    async with runtime.sessions() as session:
+        principal = await service.principal_for(session, credentials.credentials)
+        await session.commit()  # the key's last_used_at, when it was due
+    if principal is None:
+        raise Unauthorized("the API key is not valid (unknown or revoked)")
+    return principal
+
+
+def require(needed: AccessRole) -> Callable[[Principal], Awaitable[Principal]]:
+    """A dependency giving the caller's Principal if its role is `needed` or above."""
+
+    async def check(principal: Annotated[Principal, Depends(authenticate)]) -> Principal:
+        require_role(principal, needed)
+        return principal
+
+    return check
+
+
+require_submitter = require(AccessRole.SUBMITTER)
+require_reviewer = require(AccessRole.REVIEWER)
+require_admin = require(AccessRole.ADMIN)
+
+SubmitterDep = Annotated[Principal, Depends(require_submitter)]
+ReviewerDep = Annotated[Principal, Depends(require_reviewer)]
+AdminDep = Annotated[Principal, Depends(require_admin)]
+
+submitter_access = Depends(require_submitter)
+reviewer_access = Depends(require_reviewer)
+admin_access = Depends(require_admin)
+
+
+async def _on_unauthorized(_: Request, error: Unauthorized) -> JSONResponse:
+    return error_response(error.status_code, error.code, error.message, headers=CHALLENGE)
+
+
+def install_auth_error_handler(app: FastAPI) -> None:
+    """401s carry the challenge header (the shared AppError handler sends no headers)."""
+    app.add_exception_handler(Unauthorized, _on_unauthorized)  # type: ignore[arg-type]

@@ -1,0 +1,161 @@
+"""`faithscreen keys ...` (create, list, revoke API keys) and the auth rules `serve` applies
+at start: FAITHSCREEN_AUTH=off only on a loopback address, and a first admin key printed
+once when no key exists."""
+
+from __future__ import annotations
+
+import asyncio
+import ipaddress
+from collections.abc import Awaitable, Callable
+from datetime import datetime
+from typing import Annotated, TypeVar
+
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.auth import service
+from app.auth.principal import AccessRole
+from app.auth.service import CreatedKey
+from app.cli.db import DatabaseUrlOption
+from app.cli.root import cli
+from app.db.engine import create_engine, make_session_factory
+from app.db.migrate import upgrade_to_head
+from app.errors import AppError
+from app.models.api_key import ApiKey
+from app.settings import Settings, get_settings
+
+keys = typer.Typer(help="API keys: create, list, revoke.", no_args_is_help=True)
+cli.add_typer(keys, name="keys")
+
+T = TypeVar("T")
+EXIT_REFUSED = 1
+EXIT_UNSAFE = 2
+
+
+def _run(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Migrate the database (as `serve` does), then run `work` in one committed session."""
+    url = database_url or get_settings().database_url
+    upgrade_to_head(url)
+    return asyncio.run(_in_session(url, work))
+
+
+async def _in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    engine = create_engine(url)
+    try:
+        async with make_session_factory(engine)() as session:
+            result = await work(session)
+            await session.commit()
+            return result
+    finally:
+        await engine.dispose()
+
+
+def _refused(error: AppError) -> typer.Exit:
+    typer.echo(f"faithscreen keys: {error.message}", err=True)
+    return typer.Exit(EXIT_REFUSED)
+
+
+@keys.command("create")
+def create(
+    role: Annotated[AccessRole, typer.Option("--role", help="What the key may do.")],
+    name: Annotated[str, typer.Option("--name", help="Who holds it (never reused).")],
+    database_url: DatabaseUrlOption = None,
+) -> None:
+    """Create a key and print it, as the last line: it is shown this once."""
+    try:
+        created = _run(database_url, lambda s: service.create_key(s, name, role))
+    except AppError as error:
+        raise _refused(error) from None
+    record = created.record
+    print(f"Created key '{record.name}' with role {record.role} (prefix {record.key_prefix}).")
+    print("It is shown this once and stored only as a hash. Send it as")
+    print("'Authorization: Bearer <key>'. The key:")
+    print(created.key)
+
+
+@keys.command("list")
+def list_keys(database_url: DatabaseUrlOption = None) -> None:
+    """List every key (revoked ones too): name, role, prefix, times. Never the keys."""
+    records = _run(database_url, service.list_keys)
+    if not records:
+        print("no keys (`faithscreen keys create --role admin --name NAME` makes one)")
+        return
+    rows = [("NAME", "ROLE", "PREFIX", "CREATED", "REVOKED", "LAST USED")]
+    rows += [_row(record) for record in records]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+
+
+def _row(record: ApiKey) -> tuple[str, str, str, str, str, str]:
+    return (
+        record.name,
+        record.role,
+        record.key_prefix,
+        _when(record.created_at),
+        _when(record.revoked_at),
+        _when(record.last_used_at),
+    )
+
+
+def _when(moment: datetime | None) -> str:
+    return moment.strftime("%Y-%m-%d %H:%M:%SZ") if moment is not None else "-"
+
+
+@keys.command("revoke")
+def revoke(
+    name: Annotated[str, typer.Argument(help="The key's name.")],
+    database_url: DatabaseUrlOption = None,
+) -> None:
+    """Revoke a key: every request with it is refused from now on."""
+    try:
+        record = _run(database_url, lambda s: service.revoke_key(s, name))
+    except AppError as error:
+        raise _refused(error) from None
+    print(f"Key '{record.name}' is revoked (since {_when(record.revoked_at)}).")
+
+
+# ---- What `serve` checks at start ------------------------------------------------------------
+
+
+def is_loopback(host: str) -> bool:
+    """127.0.0.0/8, ::1 and `localhost`: addresses no other machine can reach."""
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def refuse_auth_off_beyond_loopback(settings: Settings, host: str) -> None:
+    """FAITHSCREEN_AUTH=off makes every caller an admin: only this machine may call then."""
+    if settings.auth == "off" and not is_loopback(host):
+        typer.echo(
+            f"faithscreen serve: refusing to start: FAITHSCREEN_AUTH=off with --host {host}. "
+            "Without keys every caller is an admin, so auth may be off only on a loopback "
+            "address (127.0.0.1, ::1, localhost). Bind to one, or turn auth on and use keys.",
+            err=True,
+        )
+        raise typer.Exit(EXIT_UNSAFE)
+
+
+def announce_first_admin_key(settings: Settings) -> None:
+    """With auth on and no key at all (a fresh database), create an admin key and print it
+    this once, so the operator can create the other keys."""
+    if settings.auth == "off":
+        return
+    created = asyncio.run(_in_session(settings.database_url, service.create_first_admin_key))
+    if created is not None:
+        _print_first_key(created)
+
+
+def _print_first_key(created: CreatedKey) -> None:
+    rule = "=" * 72
+    print(rule)
+    print("FaithScreen: no API key existed, so an admin key was created.")
+    print(f"Name: {created.record.name}   role: admin   prefix: {created.record.key_prefix}")
+    print("It is shown this once and stored only as a hash: keep it now.")
+    print("Create the other keys with it (POST /v1/keys) or `faithscreen keys create`.")
+    print(f"FIRST ADMIN KEY: {created.key}")
+    print(rule, flush=True)

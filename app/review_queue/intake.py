@@ -1,0 +1,89 @@
+"""Putting a recorded outcome in the review queue, in the same transaction that records it.
+
+Every `needs_review` outcome is queued with its reasons. A `passed` or `flagged` outcome is
+queued as an audit with probability FAITHSCREEN_AUDIT_RATE: audits are how the false-pass
+rate gets measured. The random source is a parameter so tests can fix it.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterable, Sequence
+from typing import Literal, Protocol
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.repositories import queue_items
+from app.repositories.queue_items import NewQueueItem
+from app.vocabulary import Outcome
+
+# Returns a float in [0, 1), like random.random.
+Rng = Callable[[], float]
+
+
+def queue_as(outcome: str, *, audit_rate: float, rng: Rng) -> Literal["review", "audit"] | None:
+    """Whether this outcome goes to a person, and why; None when it does not."""
+    if Outcome(outcome) is Outcome.NEEDS_REVIEW:
+        return "review"
+    # Drawn only for outcomes that may be sampled, so a fixed sequence maps to them alone.
+    return "audit" if rng() < audit_rate else None
+
+
+async def queue_for_review(
+    session: AsyncSession,
+    screening_id: str,
+    outcome: str,
+    reasons: Sequence[str],
+    *,
+    audit_rate: float,
+    rng: Rng = random.random,
+) -> bool:
+    """Queue the screening if its outcome calls for it; True if an item was added (a
+    screening already queued, say by a re-run job, gets no second item)."""
+    kind = queue_as(outcome, audit_rate=audit_rate, rng=rng)
+    if kind is None:
+        return False
+    new = NewQueueItem(
+        screening_id=screening_id,
+        reasons=list(reasons),
+        audit=kind == "audit",
+        batch_id=await queue_items.batch_of(session, screening_id),
+    )
+    return await queue_items.add(session, new)
+
+
+class DecidedScreening(Protocol):
+    """A new screening as bulk intake stores it (repositories.screenings.NewScreening)."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def outcome(self) -> str | None: ...
+    @property
+    def reasons(self) -> Sequence[str]: ...
+    @property
+    def batch_id(self) -> str | None: ...
+
+
+async def queue_many(
+    session: AsyncSession,
+    decided: Iterable[DecidedScreening],
+    *,
+    audit_rate: float,
+    rng: Rng = random.random,
+) -> int:
+    """Bulk `queue_for_review` for new screenings (those without an outcome are skipped);
+    returns how many items were added."""
+    new = [
+        NewQueueItem(
+            screening_id=screening.id,
+            reasons=list(screening.reasons),
+            audit=kind == "audit",
+            batch_id=screening.batch_id,
+        )
+        for screening in decided
+        if screening.outcome is not None
+        and (kind := queue_as(screening.outcome, audit_rate=audit_rate, rng=rng)) is not None
+    ]
+    await queue_items.add_many(session, new)
+    return len(new)

@@ -1,0 +1,204 @@
+"""Claims on queue items: two reviewers claiming at once (exactly one wins), leases that
+lapse (by a moved clock, and over HTTP with a tiny lease), and releases."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+import httpx2
+import pytest
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.auth.principal import AccessRole, Principal
+from app.db.types import utcnow
+from app.errors import AppError
+from app.models.decision import DecisionValue
+from app.repositories import queue_items
+from app.review_queue import service
+from app.settings import Settings
+from tests.integration.conftest import Api, StartApi
+from tests.integration.queue_support import bearer, error_code, make_key, submit
+from tests.integration.queue_support import queue_items as list_queue
+
+ALICE = Principal("alice", AccessRole.REVIEWER)
+BOB = Principal("bob", AccessRole.REVIEWER)
+ADMIN = Principal("root", AccessRole.ADMIN)
+
+
+@pytest.fixture
+async def api(start_api: StartApi, unconfigured_settings: Settings) -> AsyncIterator[Api]:
+    settings = unconfigured_settings.model_copy(update={"auth": "on"})
+    async with start_api(settings, with_worker=False) as started:
+        yield started
+
+
+async def seed_items(api: Api, count: int) -> list[int]:
+    """`count` needs_review screenings; returns their queue item ids, oldest first."""
+    key = await make_key(api, AccessRole.SUBMITTER, f"bot-{time.monotonic_ns()}")
+    for n in range(count):
+        await submit(api, key, n, "needs_review")
+    async with api.runtime.sessions() as session:
+        page, _ = await queue_items.list_page(
+            session, queue_items.QueueFilters(), cursor=None, limit=500
+        )
+    return [item.id for item in page]
+
+
+async def test_two_reviewers_claiming_at_once_exactly_one_wins(api: Api) -> None:
+    ids = await seed_items(api, 8)
+    keys = [await make_key(api, AccessRole.REVIEWER, name) for name in ("alice", "bob")]
+    transport = httpx2.ASGITransport(app=api.app)
+    clients = [
+        httpx2.AsyncClient(transport=transport, base_url="http://test", headers=bearer(key))
+        for key in keys
+    ]
+    try:
+        for item_id in ids:
+            claims = [client.post(f"/v1/queue/{item_id}/claim") for client in clients]
+            answers = await asyncio.gather(*claims)
+            assert sorted(a.status_code for a in answers) == [200, 409], [a.text for a in answers]
+            winner = next(a for a in answers if a.status_code == 200).json()["claimed_by"]
+            loser = next(a for a in answers if a.status_code == 409)
+            assert loser.json()["error"]["code"] == "claimed_by_other"
+            assert winner in loser.json()["error"]["message"]
+    finally:
+        for client in clients:
+            await client.aclose()
+
+
+async def test_a_claim_racing_an_uncommitted_claim_waits_and_loses(
+    api: Api, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    (item_id,) = await seed_items(api, 1)
+    now = utcnow()
+    later = now + timedelta(minutes=30)
+    async with session_factory() as first, session_factory() as second:
+        assert await queue_items.claim(first, item_id, "alice", expires_at=later, now=now)
+        # The second claim starts while the first is uncommitted: it must wait for it (a
+        # row lock on PostgreSQL, the write lock on SQLite), then see the item taken.
+        racing = asyncio.create_task(
+            queue_items.claim(second, item_id, "bob", expires_at=later, now=now)
+        )
+        await wait_until_blocked(session_factory)
+        assert not racing.done()
+        await first.commit()
+        assert await racing is False
+        await second.commit()
+    async with session_factory() as session:
+        item = await queue_items.get(session, item_id)
+    assert item is not None and item.claimed_by == "alice"
+
+
+async def wait_until_blocked(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """On PostgreSQL, poll (10 s at most) until a session of this database waits on a lock.
+    SQLite shows no such thing: there the race may run in either order, and either way
+    only one claim may win."""
+    async with sessions() as session:
+        if session.get_bind().dialect.name != "postgresql":
+            return
+        waiting = text(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if (await session.execute(waiting)).scalar_one():
+                return
+            await session.rollback()  # a fresh snapshot of pg_stat_activity for the next look
+        raise AssertionError("the racing claim never waited for the first one's lock")
+
+
+async def test_a_lapsed_claim_can_be_taken_and_a_reclaim_extends(
+    session_factory: async_sessionmaker[AsyncSession], api: Api
+) -> None:
+    (item_id,) = await seed_items(api, 1)
+    t0 = utcnow()
+    async with session_factory() as session:
+
+        async def claim(who: Principal, seconds: float) -> AppError | None:
+            try:
+                await service.claim(
+                    session, who, item_id, claim_seconds=60, now=t0 + timedelta(seconds=seconds)
+                )
+            except AppError as error:
+                return error
+            return None
+
+        assert await claim(ALICE, 0) is None
+        refused = await claim(BOB, 30)
+        assert refused is not None and (refused.status_code, refused.code) == (
+            409,
+            "claimed_by_other",
+        )
+        assert await claim(ALICE, 30) is None  # the holder again: now until t0 + 90 s
+        assert await claim(BOB, 61) is not None
+        assert await claim(BOB, 91) is None  # lapsed: anyone may take it
+        with pytest.raises(AppError) as late:
+            await service.decide(
+                session, ALICE, item_id, DecisionValue.FAITHFUL, now=t0 + timedelta(seconds=92)
+            )
+        assert late.value.code == "claimed_by_other"
+        await session.commit()
+
+
+async def test_a_lapsed_claim_still_lets_its_holder_decide_until_taken(
+    session_factory: async_sessionmaker[AsyncSession], api: Api
+) -> None:
+    (item_id,) = await seed_items(api, 1)
+    t0 = utcnow()
+    async with session_factory() as session:
+        await service.claim(session, ALICE, item_id, claim_seconds=60, now=t0)
+        late = t0 + timedelta(hours=2)
+        page = await service.list_items(session, BOB, now=late)
+        assert [e.status.value for e in page.entries] == ["open"]  # lapsed: listed as open
+        row = await service.decide(session, ALICE, item_id, DecisionValue.MISMATCH, "x", now=late)
+        assert (row.actor, row.decision) == ("alice", "mismatch")
+        await session.commit()
+
+
+async def test_over_http_a_tiny_lease_lapses_and_another_reviewer_takes_over(
+    start_api: StartApi, unconfigured_settings: Settings
+) -> None:
+    settings = unconfigured_settings.model_copy(update={"auth": "on", "review_claim_seconds": 0.3})
+    async with start_api(settings, with_worker=False) as api:
+        (item_id,) = await seed_items(api, 1)
+        alice, bob = [await make_key(api, AccessRole.REVIEWER, n) for n in ("alice", "bob")]
+        claim = f"/v1/queue/{item_id}/claim"
+        first = await api.client.post(claim, headers=bearer(alice))
+        assert first.status_code == 200 and first.json()["claimed_by"] == "alice"
+        deadline = time.monotonic() + 10
+        while (taken := await api.client.post(claim, headers=bearer(bob))).status_code == 409:
+            assert time.monotonic() < deadline, "the claim never lapsed"
+            await asyncio.sleep(0.05)
+        assert taken.status_code == 200 and taken.json()["claimed_by"] == "bob", taken.text
+        decision = {"decision": "faithful"}
+        late = await api.client.post(
+            f"/v1/queue/{item_id}/decision", json=decision, headers=bearer(alice)
+        )
+        assert error_code(late, 409) == "claimed_by_other"
+
+
+async def test_releases(api: Api) -> None:
+    (item_id,) = await seed_items(api, 1)
+    alice, bob = [await make_key(api, AccessRole.REVIEWER, n) for n in ("alice", "bob")]
+    admin = await make_key(api, AccessRole.ADMIN, "root")
+    path = f"/v1/queue/{item_id}"
+    assert (
+        error_code(await api.client.post(f"{path}/release", headers=bearer(alice)), 409)
+        == "not_claimed"
+    )
+    await api.client.post(f"{path}/claim", headers=bearer(alice))
+    refused = await api.client.post(f"{path}/release", headers=bearer(bob))
+    assert error_code(refused, 403) == "not_claim_holder"
+    released = await api.client.post(f"{path}/release", headers=bearer(alice))
+    assert released.status_code == 200 and released.json()["status"] == "open"
+    assert (released.json()["claimed_by"], released.json()["claim_expires_at"]) == (None, None)
+    await api.client.post(f"{path}/claim", headers=bearer(bob))
+    by_admin = await api.client.post(f"{path}/release", headers=bearer(admin))
+    assert by_admin.status_code == 200, by_admin.text
+    assert [i["status"] for i in await list_queue(api, alice)] == ["open"]
+    assert error_code(await api.client.post("/v1/queue/424242/release", headers=bearer(admin)), 404)
