@@ -1,0 +1,80 @@
+"""The queue page's filters, read from its GET form, and its paging links.
+
+Read by hand rather than as FastAPI query parameters so that a bad value is a readable
+page (422), not the API's JSON error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from urllib.parse import urlencode
+
+from app.errors import AppError
+from app.intake.requests import storable
+from app.models.queue_item import QueueStatus
+from app.review_queue.service import QueueFilters
+from app.web.pages import PageProblem
+
+# The API's limits on the same filters (app/api/routes/queue.py).
+MAX_LENGTHS = {"reason": 200, "batch_id": 36, "cursor": 200}
+AUDIT_VALUES = {"": None, "true": True, "false": False}
+
+
+def _refuse(message: str) -> PageProblem:
+    return PageProblem(AppError(422, "validation_error", message), back_url="/review")
+
+
+def _text(query: Mapping[str, str], name: str) -> str | None:
+    value = query.get(name, "").strip()
+    if len(value) > MAX_LENGTHS[name]:
+        raise _refuse(f"{name}: at most {MAX_LENGTHS[name]} characters")
+    try:
+        return storable(value) or None
+    except ValueError as error:
+        raise _refuse(f"{name}: {error}") from error
+
+
+def _status(query: Mapping[str, str]) -> QueueStatus | None:
+    value = query.get("status", "")
+    try:
+        return QueueStatus(value) if value else None
+    except ValueError as error:
+        raise _refuse("status: one of open, claimed, resolved") from error
+
+
+def _audit(query: Mapping[str, str]) -> bool | None:
+    value = query.get("audit", "")
+    if value not in AUDIT_VALUES:
+        raise _refuse("audit: true or false")
+    return AUDIT_VALUES[value]
+
+
+def filters_from(query: Mapping[str, str]) -> tuple[QueueFilters, str | None]:
+    """The filters and the page cursor of a queue page's address."""
+    filters = QueueFilters(
+        status=_status(query),
+        reason=_text(query, "reason"),
+        batch_id=_text(query, "batch_id"),
+        audit=_audit(query),
+    )
+    return filters, _text(query, "cursor")
+
+
+def _address(filters: QueueFilters, cursor: str | None) -> str:
+    pairs = {
+        "status": filters.status.value if filters.status else None,
+        "reason": filters.reason,
+        "batch_id": filters.batch_id,
+        "audit": None if filters.audit is None else str(filters.audit).lower(),
+        "cursor": cursor,
+    }
+    query = urlencode({name: value for name, value in pairs.items() if value is not None})
+    return "/review" + (f"?{query}" if query else "")
+
+
+def page_links(
+    filters: QueueFilters, cursor: str | None, next_cursor: str | None
+) -> tuple[str | None, str | None]:
+    """The first page's address (when not on it) and the next page's (when there is one)."""
+    first = _address(filters, None) if cursor else None
+    return first, _address(filters, next_cursor) if next_cursor else None

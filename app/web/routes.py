@@ -1,0 +1,253 @@
+"""/review: the reviewer web page (server-rendered, no build step, nothing from elsewhere).
+
+Every rule is the queue service's (app/review_queue/service.py), the one the API uses;
+these handlers read forms, call it, and render. Posts follow post/redirect/get, so a
+reload never posts twice.
+
+Deciding an open item claims it and decides in one post: pressing `f` or `m` on an item
+nobody holds is what a reviewer means. The service still checks the claimant: the claim
+is taken first in the same transaction, so an item another reviewer holds (409) or one
+already resolved (409) is refused, and nothing of the post is kept.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Annotated, TypeVar
+
+from fastapi import APIRouter, Depends, FastAPI
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+
+from app.api.deps import RuntimeDep, SessionDep
+from app.api.queue_schemas import DecisionRequest, QueueItemOut, QueuePageOut, ReopenRequest
+from app.auth.principal import AccessRole
+from app.errors import AppError, NotFound
+from app.models.queue_item import QueueStatus
+from app.policy import Reason
+from app.review_queue import service
+from app.review_queue.service import QueueFilters
+from app.web.access import NOT_A_KEY, BrowserDep, ReviewerDep, principal_of_key
+from app.web.item_view import item_context
+from app.web.pages import (
+    PageProblem,
+    context_for,
+    install_page_handlers,
+    render,
+    safe_next,
+    sign_in_page,
+)
+from app.web.queue_filters import filters_from, page_links
+from app.web.session import BrowserSession, checked_form, forget_key, keep_key
+
+router = APIRouter(prefix="/review", include_in_schema=False)
+Body = TypeVar("Body", DecisionRequest, ReopenRequest)
+PAGE_SIZE = 50
+# Fixed wording for `?done=`: a query parameter never puts its own text on the page.
+DONE_MESSAGES = {
+    "claimed": "You hold this item now.",
+    "released": "Released: the item is open again.",
+    "decided": "Decision recorded: the item is resolved.",
+    "reopened": "Reopened: the item is open again.",
+}
+SUBMITTER_REFUSED = (
+    "A submitter key cannot use the review pages: sign in with a reviewer or admin key."
+)
+
+
+def install_review_pages(app: FastAPI) -> None:
+    """The one call create_app makes: the routes and their HTML error pages."""
+    install_page_handlers(app)
+    app.include_router(router)
+
+
+@contextmanager
+def shown_as_page(item_id: int | None = None) -> Iterator[None]:
+    """A service refusal becomes a readable page, with a link back to the item."""
+    try:
+        yield
+    except AppError as error:
+        back = f"/review/items/{item_id}" if item_id is not None else None
+        raise PageProblem(error, back_url=back, back_label=f"Back to item #{item_id}") from error
+
+
+async def guarded_form(request: Request, browser: BrowserSession) -> dict[str, str]:
+    with shown_as_page():
+        return await checked_form(request, browser)
+
+
+def item_number(item_id: str) -> int:
+    """Item ids are 32-bit integers; anything else names no item (a page, not a 422)."""
+    if item_id.isascii() and item_id.isdigit() and 0 < int(item_id) < 2**31:
+        return int(item_id)
+    raise PageProblem(NotFound("queue item", item_id[:40]))
+
+
+ItemNumber = Annotated[int, Depends(item_number)]
+
+
+def to_item(item_id: int, done: str) -> Response:
+    return RedirectResponse(f"/review/items/{item_id}?done={done}", status_code=303)
+
+
+# ---- Signing in and out ---------------------------------------------------------------------
+
+
+@router.get("/sign-in")
+async def sign_in_form(request: Request, runtime: RuntimeDep, browser: BrowserDep) -> Response:
+    if runtime.settings.auth == "off":
+        return RedirectResponse("/review", status_code=303)
+    return sign_in_page(request, browser, error=None, status_code=200)
+
+
+@router.post("/sign-in")
+async def sign_in(request: Request, runtime: RuntimeDep, browser: BrowserDep) -> Response:
+    form = await guarded_form(request, browser)
+    key, next_url = form.get("key", "").strip(), form.get("next")
+    principal = await principal_of_key(runtime, key) if key else None
+    if principal is None or not principal.allows(AccessRole.REVIEWER):
+        error, status = (NOT_A_KEY, 401) if principal is None else (SUBMITTER_REFUSED, 403)
+        return sign_in_page(request, browser, error=error, status_code=status, next_url=next_url)
+    response = RedirectResponse(safe_next(next_url), status_code=303)
+    keep_key(response, request, key)
+    return response
+
+
+@router.post("/sign-out")
+async def sign_out(request: Request, browser: BrowserDep) -> Response:
+    await guarded_form(request, browser)
+    response = RedirectResponse("/review/sign-in", status_code=303)
+    forget_key(response, request)
+    return response
+
+
+# ---- Reading --------------------------------------------------------------------------------
+
+
+@router.get("")
+async def queue_page(
+    request: Request, session: SessionDep, reviewer: ReviewerDep, browser: BrowserDep
+) -> Response:
+    filters, cursor = filters_from(request.query_params)
+    with shown_as_page():
+        page = await service.list_items(
+            session, reviewer.principal, filters, cursor=cursor, limit=PAGE_SIZE
+        )
+    listing = QueuePageOut.of(page)
+    first_url, next_url = page_links(filters, cursor, listing.next_cursor)
+    context = context_for(
+        reviewer.principal,
+        reviewer.signed_in,
+        items=listing.items,
+        filters=filters,
+        statuses=[status.value for status in QueueStatus],
+        reason_codes=[reason.value for reason in Reason],
+        first_page_url=first_url,
+        next_page_url=next_url,
+    )
+    return render(request, browser, "queue.html", context)
+
+
+@router.get("/items/{item_id}")
+async def item_page(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    with shown_as_page():
+        detail = QueueItemOut.of_detail(await service.get_item(session, reviewer.principal, item))
+        next_id = await next_open_item(session, reviewer, item)
+    message = DONE_MESSAGES.get(request.query_params.get("done", ""))
+    context = item_context(detail, reviewer, next_id=next_id, message=message)
+    return render(request, browser, "item.html", context)
+
+
+async def next_open_item(session: SessionDep, reviewer: ReviewerDep, current: int) -> int | None:
+    """The oldest open item other than this one."""
+    filters = QueueFilters(status=QueueStatus.OPEN)
+    page = await service.list_items(session, reviewer.principal, filters, limit=2)
+    return next((e.item.id for e in page.entries if e.item.id != current), None)
+
+
+# ---- Acting ---------------------------------------------------------------------------------
+
+
+@router.post("/items/{item_id}/claim")
+async def claim_item(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    await guarded_form(request, browser)
+    with shown_as_page(item):
+        seconds = runtime.settings.review_claim_seconds
+        await service.claim(session, reviewer.principal, item, claim_seconds=seconds)
+    return to_item(item, "claimed")
+
+
+@router.post("/items/{item_id}/release")
+async def release_item(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    await guarded_form(request, browser)
+    with shown_as_page(item):
+        await service.release(session, reviewer.principal, item)
+    return to_item(item, "released")
+
+
+@router.post("/items/{item_id}/decision")
+async def decide_item(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    form = await guarded_form(request, browser)
+    body = validated(DecisionRequest, form, item)
+    with shown_as_page(item):
+        seconds = runtime.settings.review_claim_seconds
+        await service.claim(session, reviewer.principal, item, claim_seconds=seconds)
+        await service.decide(session, reviewer.principal, item, body.decision, body.note)
+    return to_item(item, "decided")
+
+
+@router.post("/items/{item_id}/reopen")
+async def reopen_item(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    form = await guarded_form(request, browser)
+    body = validated(ReopenRequest, form, item)
+    with shown_as_page(item):
+        await service.reopen(session, reviewer.principal, item, body.note)
+    return to_item(item, "reopened")
+
+
+def validated(model: type[Body], form: dict[str, str], item: int) -> Body:
+    """The API's own request body checks the form (the same limits on a note)."""
+    fields = {name: value for name, value in form.items() if name in model.model_fields}
+    try:
+        return model.model_validate(fields)
+    except ValidationError as error:
+        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        raise PageProblem(
+            AppError(422, "validation_error", problems),
+            back_url=f"/review/items/{item}",
+            back_label=f"Back to item #{item}",
+        ) from error
