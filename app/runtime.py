@@ -33,6 +33,13 @@ def build_clients(settings: Settings) -> dict[Role, LLMClient]:
     }
 
 
+def _report_worker_end(task: asyncio.Task[None]) -> None:
+    # In `serve` nobody awaits the worker until shutdown: a crash would go unseen while
+    # the API keeps queueing work that no one picks up.
+    if not task.cancelled() and task.exception() is not None:
+        log.critical("the worker stopped on an error", exc_info=task.exception())
+
+
 @dataclass
 class Runtime:
     settings: Settings
@@ -40,6 +47,7 @@ class Runtime:
     sessions: async_sessionmaker[AsyncSession]
     clients: dict[Role, LLMClient]
     worker: Worker | None = None
+    pipeline: ScreeningPipeline | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _worker_task: asyncio.Task[None] | None = None
 
@@ -50,13 +58,14 @@ class Runtime:
         clients = build_clients(settings)
         runtime = cls(settings, engine, sessions, clients)
         if with_worker:
-            pipeline = ScreeningPipeline(sessions, clients, settings)
+            runtime.pipeline = ScreeningPipeline(sessions, clients, settings)
             runtime.worker = Worker(
                 sessions,
-                pipeline,
+                runtime.pipeline,
                 lease_seconds=settings.job_lease_seconds,
                 capacity=settings.worker_capacity or 2 * settings.llm_concurrency,
                 failures=FailurePolicy(sessions),
+                free_dead_local_jobs=engine.dialect.name == "sqlite",
             )
         return runtime
 
@@ -65,6 +74,7 @@ class Runtime:
             self._worker_task = asyncio.create_task(
                 self.worker.run(self._stop, grace_seconds=self.settings.shutdown_grace_seconds)
             )
+            self._worker_task.add_done_callback(_report_worker_end)
 
     def notify_worker(self) -> None:
         if self.worker is not None:
@@ -79,10 +89,17 @@ class Runtime:
         self._stop.set()
 
     async def stop(self) -> None:
+        """Stop the worker (it drains within the grace), then close clients and engine,
+        even when the worker ended on an error (logged already; raised here again)."""
         self._stop.set()
-        if self._worker_task is not None:
-            with contextlib.suppress(asyncio.CancelledError):
-                await self._worker_task
-        for client in self.clients.values():
-            await client.aclose()
-        await self.engine.dispose()
+        try:
+            if self._worker_task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._worker_task
+            if self.pipeline is not None:
+                # Writes of cancelled screenings may still be committing.
+                await self.pipeline.idle()
+        finally:
+            for client in self.clients.values():
+                await client.aclose()
+            await self.engine.dispose()

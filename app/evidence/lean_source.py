@@ -6,6 +6,7 @@ not know notation, so the lints built on it state their own limits. Pure and che
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from enum import Enum
@@ -130,6 +131,9 @@ class Tokens:
         return self.ends.get(start, start + 1)
 
 
+# Every check of one pair tokenizes the same formal text: the checks of a pair run back to
+# back, so a small cache computes it once per pair. Callers only read the result.
+@functools.lru_cache(maxsize=16)
 def lean_tokens(source: str) -> Tokens:
     """Tokens of raw Lean source: comments and strings removed, tactic blocks dropped."""
     return Tokens.of(drop_tactic_blocks(tokenize(strip_comments_and_strings(source))))

@@ -1,8 +1,9 @@
 """Runs one queued screening: the LLM calls for both roles, then the ruling.
 
-Each call's review is stored in its own short transaction as soon as the call returns, and
-no transaction is ever held open across an LLM call. The outcome is recorded together with
-the job's completion, and only while this worker still holds the job's lease.
+Each call's review is committed as soon as the call returns (sharing its transaction with
+other screenings' writes: app/pipeline/recorder.py), and no transaction is ever held open
+across an LLM call. The outcome is recorded together with the job's completion, and only
+while this worker still holds the job's lease.
 """
 
 from __future__ import annotations
@@ -16,7 +17,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.llm.call import CallResult
 from app.llm.client import LLMClient
 from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
-from app.pipeline.records import call_record, past_call, reading_of_record
+from app.pipeline.recorder import Finish, JobLost, Recorder, Start
+from app.pipeline.records import call_record, reading_of_record
 from app.pipeline.ruling import ScreeningRuling, decide_pair
 from app.policy import RoleResult
 from app.prompts import (
@@ -26,13 +28,11 @@ from app.prompts import (
     judge_messages,
     translator_messages,
 )
-from app.repositories import jobs, reviews, screenings
+from app.repositories import reviews
 from app.settings import Settings
 from app.vocabulary import Pair, Purpose, Role
 
-
-class JobLost(Exception):
-    """This worker no longer holds the job; another worker owns its outcome."""
+__all__ = ["Claim", "JobLost", "ScreeningPipeline"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +52,7 @@ class ScreeningPipeline:
         self._sessions = session_factory
         self._clients = clients
         self._settings = settings
+        self._recorder = Recorder(session_factory)
 
     async def run(self, claim: Claim) -> ScreeningRuling | None:
         """Screen the claimed pair; returns the ruling, or None if it was done already."""
@@ -73,19 +74,11 @@ class ScreeningPipeline:
         return screening
 
     async def _load(self, claim: Claim) -> tuple[Pair, int, dict[Role, list[PastCall]]] | None:
-        async with self._sessions() as session:
-            screening = await screenings.get(session, claim.screening_id)
-            if screening is None or screening.status == "done":
-                await jobs.complete(session, claim.job_id, claim.owner)
-                await session.commit()
-                return None
-            await screenings.mark_running(session, claim.screening_id)
-            await session.commit()
-            past: dict[Role, list[PastCall]] = {}
-            for review in screening.reviews:
-                past.setdefault(Role(review.role), []).append(past_call(review))
-            p = screening.pair
-            return Pair(p.informal, p.formal, p.header), screening.confirmations, past
+        start = Start(claim.job_id, claim.owner, claim.screening_id)
+        started = await self._recorder.start(start)
+        if started is None:
+            return None
+        return started.pair, started.confirmations, started.past
 
     async def _run_role(
         self, claim: Claim, role: Role, pair: Pair, past: list[PastCall], confirmations: int
@@ -136,22 +129,20 @@ class ScreeningPipeline:
         return await client.complete(messages, max_tokens=max_tokens)
 
     async def _store(self, record: reviews.ReviewRecord) -> None:
-        async with self._sessions() as session:
-            await reviews.add(session, record)
-            await session.commit()
+        await self._recorder.store(record)
 
     async def _finish(self, claim: Claim, screening: ScreeningRuling) -> None:
-        async with self._sessions() as session:
-            if not await jobs.complete(session, claim.job_id, claim.owner):
-                await session.rollback()
-                raise JobLost(claim.job_id)
-            await screenings.record_outcome(
-                session,
-                claim.screening_id,
-                outcome=screening.ruling.outcome.value,
-                reasons=list(screening.ruling.reasons),
-                evidence=screening.evidence_json(),
-                policy_version=screening.ruling.policy_version,
-                evidence_version=screening.evidence_version,
-            )
-            await session.commit()
+        """Job completion, outcome and review queue item (queue_for_review, issue 5) in
+        one transaction, only while this worker holds the job; JobLost otherwise."""
+        finish = Finish(
+            claim.job_id,
+            claim.owner,
+            claim.screening_id,
+            screening,
+            audit_rate=self._settings.audit_rate,
+        )
+        await self._recorder.finish(finish)
+
+    async def idle(self) -> None:
+        """Until every write handed to the recorder is committed or failed."""
+        await self._recorder.idle()

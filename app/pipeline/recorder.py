@@ -1,0 +1,217 @@
+"""Group commit: the database work of many running screenings shares one transaction.
+
+A running screening hands its work here ("start this claimed screening", "store this
+review", "finish this job with this ruling") and waits until it is committed, so a call's
+review is durable before the call counts as done, as with one transaction per write.
+Whoever writes first while no flush runs starts one; the flush drains everything queued
+meanwhile into one transaction per round, so under load each commit carries many writes
+and costs its round trips once.
+
+If a round's transaction fails for what one write holds (a constraint), its writes are
+tried again one per transaction, so a bad write fails only its own caller; if the database
+did not answer, every write of the round fails with that error at once.
+
+Nothing here holds a transaction across an LLM call: writers wait for a commit, never the
+other way round.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.pipeline.plan import PastCall
+from app.pipeline.records import past_call
+from app.pipeline.ruling import ScreeningRuling
+from app.repositories import jobs, reviews, screenings
+from app.repositories.reviews import ReviewRecord
+from app.repositories.screenings import DONE
+from app.review_queue.intake import queue_for_review
+from app.vocabulary import Pair, Role
+
+# Writes per transaction; more wait for the next round.
+MAX_WRITES_PER_COMMIT = 256
+
+
+class JobLost(Exception):
+    """This worker no longer holds the job; another worker owns its outcome."""
+
+
+@dataclass(frozen=True, slots=True)
+class Start:
+    """Mark a claimed screening running and read what running it needs; a screening done
+    already (or gone) has its job completed instead."""
+
+    job_id: int
+    owner: str
+    screening_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class Started:
+    pair: Pair
+    confirmations: int
+    past: dict[Role, list[PastCall]]
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """Complete the job and record the screening's outcome, only while `owner` holds it."""
+
+    job_id: int
+    owner: str
+    screening_id: str
+    ruling: ScreeningRuling
+    audit_rate: float
+
+
+Write = Start | ReviewRecord | Finish
+_Queued = tuple[Write, "asyncio.Future[object]"]
+# Per write (by id()): its result, or the exception its caller gets.
+_Results = dict[int, object]
+
+
+class Recorder:
+    def __init__(self, session_factory: async_sessionmaker[AsyncSession]) -> None:
+        self._sessions = session_factory
+        self._queued: list[_Queued] = []
+        self._flush: asyncio.Task[None] | None = None
+
+    async def start(self, start: Start) -> Started | None:
+        """None if the screening needs no run (its job is completed then)."""
+        started = await self._submit(start)
+        assert started is None or isinstance(started, Started)
+        return started
+
+    async def store(self, record: ReviewRecord) -> None:
+        """Returns once the review is committed (a stored attempt is left as it is)."""
+        await self._submit(record)
+
+    async def finish(self, finish: Finish) -> None:
+        """Returns once job and outcome are committed; JobLost if the job is not held."""
+        await self._submit(finish)
+
+    async def idle(self) -> None:
+        """Until every queued write has been committed or failed."""
+        while self._flush is not None and not self._flush.done():
+            await asyncio.wait([self._flush])
+
+    async def _submit(self, write: Write) -> object:
+        done: asyncio.Future[object] = asyncio.get_running_loop().create_future()
+        self._queued.append((write, done))
+        if self._flush is None or self._flush.done():
+            # Its own task: a caller cancelled meanwhile must not cancel others' writes.
+            self._flush = asyncio.create_task(self._flush_queued())
+        return await done
+
+    async def _flush_queued(self) -> None:
+        round_: list[_Queued] = []
+        try:
+            while self._queued:
+                round_ = self._queued[:MAX_WRITES_PER_COMMIT]
+                del self._queued[:MAX_WRITES_PER_COMMIT]
+                await self._commit_round(round_)
+        except BaseException:
+            # Cancelled (the loop is closing): no caller may wait for ever.
+            for _, done in [*round_, *self._queued]:
+                done.cancel()
+            self._queued.clear()
+            raise
+
+    async def _commit_round(self, round_: list[_Queued]) -> None:
+        try:
+            results = await self._write([write for write, _ in round_])
+        except Exception as error:
+            if len(round_) == 1 or _database_failed(error):
+                for _, done in round_:
+                    _settle(done, error)
+                return
+            for queued in round_:
+                await self._commit_round([queued])
+            return
+        for write, done in round_:
+            _settle(done, results.get(id(write)))
+
+    async def _write(self, writes: Sequence[Write]) -> _Results:
+        """One transaction for all of `writes`."""
+        results: _Results = {}
+        async with self._sessions() as session:
+            await _start_all(session, [w for w in writes if isinstance(w, Start)], results)
+            stored = [write for write in writes if isinstance(write, ReviewRecord)]
+            await reviews.add_many_unless_stored(session, stored)
+            await _finish_all(session, [w for w in writes if isinstance(w, Finish)], results)
+            await session.commit()
+        return results
+
+
+async def _start_all(session: AsyncSession, starts: Sequence[Start], results: _Results) -> None:
+    if not starts:
+        return
+    found = await screenings.to_run(session, [start.screening_id for start in starts])
+    runnable = {row.id: row for row in found if row.status != DONE}
+    for owner in {start.owner for start in starts}:
+        ended = [s.job_id for s in starts if s.owner == owner and s.screening_id not in runnable]
+        await jobs.complete_many(session, ended, owner)
+    await screenings.mark_running_many(session, list(runnable))
+    past: dict[str, dict[Role, list[PastCall]]] = {id_: {} for id_ in runnable}
+    for review in await reviews.for_screenings(session, list(runnable)):
+        past[review.screening_id].setdefault(Role(review.role), []).append(past_call(review))
+    for start in starts:
+        row = runnable.get(start.screening_id)
+        if row is not None:
+            pair = Pair(row.informal, row.formal, row.header)
+            results[id(start)] = Started(pair, row.confirmations, past[row.id])
+
+
+async def _finish_all(session: AsyncSession, finishes: Sequence[Finish], results: _Results) -> None:
+    for owner in {finish.owner for finish in finishes}:
+        mine = [finish for finish in finishes if finish.owner == owner]
+        held = await jobs.complete_many(session, [finish.job_id for finish in mine], owner)
+        for finish in mine:
+            if finish.job_id in held:
+                await _record(session, finish)
+            else:
+                results[id(finish)] = JobLost(finish.job_id)
+
+
+async def _record(session: AsyncSession, finish: Finish) -> None:
+    ruling = finish.ruling
+    recorded = await screenings.record_outcome(
+        session,
+        finish.screening_id,
+        outcome=ruling.ruling.outcome.value,
+        reasons=list(ruling.ruling.reasons),
+        evidence=ruling.evidence_json(),
+        policy_version=ruling.ruling.policy_version,
+        evidence_version=ruling.evidence_version,
+    )
+    if recorded:  # the review queue item, in the outcome's transaction (issue 5)
+        await queue_for_review(
+            session,
+            finish.screening_id,
+            ruling.ruling.outcome.value,
+            ruling.ruling.reasons,
+            audit_rate=finish.audit_rate,
+        )
+
+
+def _database_failed(error: Exception) -> bool:
+    """The database did not answer (or the pool had no connection): every write of the
+    round fails alike, and trying them one by one would wait out each timeout again."""
+    if isinstance(error, PoolTimeout | OperationalError | InterfaceError):
+        return True
+    return isinstance(error, DBAPIError) and error.connection_invalidated
+
+
+def _settle(done: asyncio.Future[object], result: object) -> None:
+    if done.done():  # its caller was cancelled; the write went ahead all the same
+        return
+    if isinstance(result, Exception):
+        done.set_exception(result)
+    else:
+        done.set_result(result)
