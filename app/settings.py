@@ -6,8 +6,9 @@ change the environment first.
 
 from __future__ import annotations
 
+import re
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
@@ -57,12 +58,23 @@ class Settings(BaseSettings):
     # In-flight calls per provider per process.
     llm_concurrency: int = Field(default=16, ge=1, le=1024)
     max_statement_bytes: int = Field(default=64 * 1024, ge=1)
+    # Items one POST /v1/batches may carry; a longer batch is refused (413) as a whole.
+    max_batch_items: int = Field(default=10_000, ge=1)
     job_lease_seconds: float = Field(default=60.0, gt=0)
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).
     worker_capacity: int = Field(default=0, ge=0)
     # How long `serve` waits on SIGTERM for running screenings before releasing them.
     shutdown_grace_seconds: float = Field(default=10.0, ge=0)
+    # ---- Human review (issue 5) ----
+    # API keys on every /v1 endpoint. "off" makes every request an admin named "anonymous";
+    # `serve` refuses it unless it binds to a loopback address.
+    auth: Literal["on", "off"] = "on"
+    # The share of passed and flagged outcomes sampled into the review queue as audits
+    # (every needs_review is queued): how the false-pass rate gets measured.
+    audit_rate: float = Field(default=0.02, ge=0.0, le=1.0)
+    # How long a reviewer's claim on a queue item lasts before another may take it.
+    review_claim_seconds: float = Field(default=1800.0, gt=0)
 
     def provider(self, role: Role) -> ProviderSettings:
         return self.translator if role is Role.TRANSLATOR else self.judge
@@ -80,9 +92,16 @@ class Settings(BaseSettings):
         return data
 
 
+_QUERY_PASSWORD = re.compile(r"([?&]password=)[^&#]*", re.IGNORECASE)
+
+
 def mask_url_password(url: str) -> str:
-    """Hide the password of a database URL (scheme://user:password@host/db)."""
+    """Hide the passwords of a database URL: scheme://user:password@host/db, and a libpq
+    `password=` query parameter (postgresql://user@host/db?password=...)."""
+    url = _QUERY_PASSWORD.sub(r"\1***", url)
     scheme, sep, rest = url.partition("://")
+    # The last "@": an unencoded "@" in the password must not cut it short (an "@" in the
+    # query then masks too much, which is the safe side).
     creds, at, location = rest.rpartition("@")
     if not sep or not at or ":" not in creds:
         return url

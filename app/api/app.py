@@ -9,9 +9,11 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.errors import install_error_handlers
-from app.api.routes import health, screenings
+from app.api.routes import batches, health, keys, queue, screenings
+from app.auth.dependencies import install_auth_error_handler
 from app.runtime import Runtime
 from app.settings import Settings, get_settings
+from app.web.routes import install_review_pages
 
 
 def create_app(settings: Settings | None = None, *, with_worker: bool = True) -> FastAPI:
@@ -34,6 +36,11 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
         lifespan=lifespan,
     )
     install_error_handlers(app)
+    install_auth_error_handler(app)
     app.include_router(health.router)
     app.include_router(screenings.router)
+    app.include_router(batches.router)
+    app.include_router(queue.router)
+    app.include_router(keys.router)
+    install_review_pages(app)  # the reviewer web page, /review (app/web)
     return app

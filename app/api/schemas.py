@@ -3,17 +3,49 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
 from app.models.review import Review
 from app.models.screening import Screening
+from app.vocabulary import Outcome, ScreeningStatus
+
+
+class ErrorDetail(BaseModel):
+    field: str = Field(description="Where the problem is, e.g. `options.confirmations`.")
+    message: str
+    type: str | None
+
+
+class ErrorInfo(BaseModel):
+    code: str = Field(description="Stable and machine-readable, e.g. `validation_error`.")
+    message: str
+    details: list[ErrorDetail] | None = Field(
+        default=None, description="One entry per invalid field (validation errors only)."
+    )
+
+
+class ErrorBody(BaseModel):
+    """The one shape of every error response."""
+
+    error: ErrorInfo
+
+
+def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
+    """OpenAPI entries for these error statuses. Naming 422 here also replaces FastAPI's
+    default 422 schema ({"detail": [...]}), which is not what this API sends."""
+    return {status: {"model": ErrorBody} for status in statuses}
+
+
+class Readiness(BaseModel):
+    status: Literal["ready", "not_ready"]
+    problems: list[str] = Field(description="What is missing or unreachable; empty when ready.")
 
 
 class Accepted(BaseModel):
     id: str
-    status: str
+    status: ScreeningStatus
 
 
 class EvidenceOut(BaseModel):
@@ -53,14 +85,17 @@ class ReviewOut(BaseModel):
 
 class ScreeningSummary(BaseModel):
     id: str
-    status: str
-    outcome: str | None
+    status: ScreeningStatus
+    outcome: Outcome | None
     reasons: list[str]
     external_id: str | None
     batch_id: str | None
     policy_version: str | None
     created_at: datetime
     finished_at: datetime | None
+    # A person's decision from the review queue (issue 5); the outcome is never changed.
+    final_decision: Literal["faithful", "mismatch"] | None = None
+    final_decision_at: datetime | None = None
 
     @classmethod
     def of(cls, screening: Screening) -> ScreeningSummary:

@@ -6,11 +6,13 @@ from __future__ import annotations
 import asyncio
 import logging
 import signal
+from types import FrameType
 
 import typer
 import uvicorn
 
 from app.api.app import create_app
+from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopback
 from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
 from app.runtime import Runtime
@@ -25,9 +27,16 @@ NoWorkerOption = typer.Option(False, "--no-worker", help="Run the API alone, wit
 def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWorkerOption) -> None:
     """Run the HTTP API (and, unless --no-worker, the screening worker) in one process."""
     settings = get_settings()
+    refuse_auth_off_beyond_loopback(settings, host)  # issue 5: keys and roles
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
     upgrade_to_head(settings.database_url)
+    announce_first_admin_key(settings)  # issue 5: keys and roles
     app = create_app(settings, with_worker=not no_worker)
+    # uvicorn catches SIGTERM/SIGINT, shuts down gracefully, then raises the signal again
+    # with our handlers back in place: these make that a clean exit instead of a death by
+    # signal, so supervisors see a requested stop as a success.
+    signal.signal(signal.SIGTERM, _exit_after_graceful_stop)
+    signal.signal(signal.SIGINT, _exit_after_graceful_stop)
     uvicorn.run(
         app,
         host=host,
@@ -37,6 +46,10 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
         timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
         log_level="info",
     )
+
+
+def _exit_after_graceful_stop(signum: int, _frame: FrameType | None) -> None:
+    raise SystemExit(0 if signum == signal.SIGTERM else 128 + signum)
 
 
 @cli.command("worker")

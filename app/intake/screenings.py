@@ -11,6 +11,7 @@ from app.pipeline.records import reading_of_record, supplied_record
 from app.pipeline.ruling import decide_pair
 from app.policy import RoleResult
 from app.repositories import jobs, pairs, reviews, screenings
+from app.review_queue.intake import queue_for_review
 from app.settings import Settings
 from app.vocabulary import Pair, Role
 
@@ -57,8 +58,9 @@ async def submit(
     if request.replies is None:
         await jobs.enqueue(session, screening.id)
     else:
+        replies = request.replies
         await _decide_supplied(
-            session, screening.id, pair, request.replies.translator, request.replies.judge
+            session, screening.id, pair, replies.translator, replies.judge, settings.audit_rate
         )
     return screening
 
@@ -69,7 +71,12 @@ def _confirmations(request: ScreeningRequest, settings: Settings) -> int:
 
 
 async def _decide_supplied(
-    session: AsyncSession, screening_id: str, pair: Pair, translator: str, judge: str
+    session: AsyncSession,
+    screening_id: str,
+    pair: Pair,
+    translator: str,
+    judge: str,
+    audit_rate: float,
 ) -> None:
     records = {
         Role.TRANSLATOR: supplied_record(screening_id, Role.TRANSLATOR, translator),
@@ -88,3 +95,6 @@ async def _decide_supplied(
         policy_version=decided.ruling.policy_version,
         evidence_version=decided.evidence_version,
     )
+    # The review queue item, in the outcome's transaction (issue 5).
+    outcome, reasons = decided.ruling.outcome.value, decided.ruling.reasons
+    await queue_for_review(session, screening_id, outcome, reasons, audit_rate=audit_rate)

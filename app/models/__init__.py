@@ -1,18 +1,27 @@
 """ORM tables, one a file. Importing this package registers all of them on `Base.metadata`."""
 
+from app.models.api_key import ApiKey
 from app.models.base import Base
+from app.models.batch import Batch
+from app.models.decision import Decision, DecisionIsAppendOnly
 from app.models.job import Job, JobStatus
 from app.models.pair import PairRow
+from app.models.queue_item import QueueItem
 from app.models.review import Review, ReviewIsAppendOnly
 from app.models.screening import Screening
 
 metadata = Base.metadata
 
 __all__ = [
+    "ApiKey",
     "Base",
+    "Batch",
+    "Decision",
+    "DecisionIsAppendOnly",
     "Job",
     "JobStatus",
     "PairRow",
+    "QueueItem",
     "Review",
     "ReviewIsAppendOnly",
     "Screening",

@@ -6,11 +6,12 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
+from app.models.decision import DecisionValue
 from app.vocabulary import Outcome, ScreeningStatus
 
 if TYPE_CHECKING:
@@ -19,6 +20,7 @@ if TYPE_CHECKING:
 
 STATUSES = tuple(s.value for s in ScreeningStatus)
 OUTCOMES = tuple(o.value for o in Outcome)
+DECISIONS = tuple(d.value for d in DecisionValue)
 
 
 def new_screening_id() -> str:
@@ -30,15 +32,22 @@ class Screening(Base):
     __table_args__ = (
         # Listing is newest first with a (created_at, id) keyset cursor.
         Index("ix_screenings_created_at_id", "created_at", "id"),
+        # A batch's items in submission order (its results are read back by this key).
+        UniqueConstraint("batch_id", "batch_index"),
         CheckConstraint(one_of("status", STATUSES), name="status"),
         CheckConstraint(f"outcome IS NULL OR {one_of('outcome', OUTCOMES)}", name="outcome"),
+        CheckConstraint(
+            f"final_decision IS NULL OR {one_of('final_decision', DECISIONS)}",
+            name="final_decision",
+        ),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_screening_id)
     pair_id: Mapped[int] = mapped_column(ForeignKey("pairs.id"), index=True)
     external_id: Mapped[str | None] = mapped_column(String, index=True)
-    # Issue 4 adds a batches table and the foreign key; until then a plain column.
-    batch_id: Mapped[str | None] = mapped_column(String(36), index=True)
+    batch_id: Mapped[str | None] = mapped_column(String(36), ForeignKey("batches.id"), index=True)
+    # The item's position in its batch's request (0-based); None outside a batch.
+    batch_index: Mapped[int | None]
     status: Mapped[str] = mapped_column(
         String(16), index=True, default=ScreeningStatus.QUEUED.value
     )
@@ -54,6 +63,10 @@ class Screening(Base):
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # A person's decision from the review queue (the outcome above is never changed); set
+    # by a decision, cleared by a reopen. The full trail is in `decisions`.
+    final_decision: Mapped[str | None] = mapped_column(String(16))
+    final_decision_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
 
     # Loaded only when asked for (lazy="raise"): async sessions cannot lazy-load.
     pair: Mapped[PairRow] = relationship(lazy="raise")

@@ -14,11 +14,12 @@ job's fault). A release gives its claim back: it is not a failed attempt.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, and_, func, select, update
+from sqlalchemy import ColumnElement, Table, and_, func, insert, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -193,3 +194,72 @@ async def oldest_queued_age_seconds(
     statement = select(func.min(Job.run_after)).where(Job.status == QUEUED, Job.run_after <= now)
     oldest = (await session.execute(statement)).scalar_one_or_none()
     return None if oldest is None else (now - oldest).total_seconds()
+
+
+# --- Recovering a dead worker's jobs (added for app/worker/owners.py) ---------------------
+
+
+async def running_owners(session: AsyncSession) -> list[str]:
+    """The distinct owners of running jobs."""
+    statement = (
+        select(Job.lease_owner)
+        .where(Job.status == RUNNING, Job.lease_owner.is_not(None))
+        .distinct()
+    )
+    return [owner for owner in (await session.execute(statement)).scalars() if owner]
+
+
+async def expire_leases(
+    session: AsyncSession, owners: list[str], *, now: datetime | None = None
+) -> int:
+    """Let the leases of `owners`' running jobs lapse at `now`, so the next claim takes them
+    as it takes any lapsed lease (counting the attempt: the crash may be the job's fault).
+    Only for owners known to be dead: a live owner would lose its jobs mid-run."""
+    if not owners:
+        return 0
+    statement = (
+        update(Job)
+        .where(Job.status == RUNNING, Job.lease_owner.in_(owners))
+        .values(lease_expires_at=now or utcnow())
+        .execution_options(synchronize_session=False)
+    )
+    result = cast(CursorResult[Any], await session.execute(statement))
+    return result.rowcount
+
+
+# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+
+
+async def enqueue_many(session: AsyncSession, screening_ids: Sequence[str]) -> None:
+    """Queue a job, due at once, for each of these new screenings (one executemany).
+    Unlike `enqueue`, a screening that has a job already is refused (IntegrityError)."""
+    if not screening_ids:
+        return
+    now = utcnow()
+    rows = [
+        {
+            "screening_id": screening_id,
+            "status": QUEUED,
+            "attempts": 0,
+            "run_after": now,
+            "created_at": now,
+            "updated_at": now,
+        }
+        for screening_id in screening_ids
+    ]
+    await session.execute(insert(cast(Table, Job.__table__)), rows)
+
+
+async def complete_many(session: AsyncSession, job_ids: Sequence[int], owner: str) -> set[int]:
+    """`complete` for many jobs in one statement; the ids of those `owner` still held
+    (and now done). The others are left as they were."""
+    if not job_ids:
+        return set()
+    statement = (
+        update(Job)
+        .where(Job.id.in_(job_ids), Job.lease_owner == owner, Job.status == RUNNING)
+        .values(status=JobStatus.DONE.value, lease_expires_at=None)
+        .returning(Job.id)
+        .execution_options(synchronize_session=False)
+    )
+    return set((await session.execute(statement)).scalars())

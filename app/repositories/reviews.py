@@ -6,9 +6,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
-from sqlalchemy import func, select
+from sqlalchemy import Insert, Table, func, insert, select
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.review import Review
@@ -76,3 +77,40 @@ async def next_attempt(session: AsyncSession, screening_id: str, role: str) -> i
         Review.screening_id == screening_id, Review.role == str(role)
     )
     return int((await session.execute(statement)).scalar_one()) + 1
+
+
+# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+
+
+async def add_many(session: AsyncSession, records: Sequence[ReviewRecord]) -> None:
+    """Insert reviews of new screenings with one executemany. Unlike `add`, a stored
+    attempt is not skipped but refused (IntegrityError): new screenings have none."""
+    if records:
+        table = cast(Table, Review.__table__)
+        await session.execute(insert(table), [record.row() for record in records])
+
+
+async def add_many_unless_stored(session: AsyncSession, records: Sequence[ReviewRecord]) -> None:
+    """`add` for many records in one executemany: an attempt already stored is skipped
+    (a worker whose lease lapsed may race the one that took its job over)."""
+    if records:
+        await session.execute(_insert_unless_stored(session), [r.row() for r in records])
+
+
+def _insert_unless_stored(session: AsyncSession) -> Insert:
+    dialect = session.get_bind().dialect.name
+    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+    table = cast(Table, Review.__table__)
+    return insert_of(table).on_conflict_do_nothing(index_elements=list(UNIQUE_ATTEMPT))
+
+
+async def for_screenings(session: AsyncSession, screening_ids: Sequence[str]) -> list[Review]:
+    """The reviews of these screenings, in one query, ordered by screening, role, attempt."""
+    if not screening_ids:
+        return []
+    statement = (
+        select(Review)
+        .where(Review.screening_id.in_(screening_ids))
+        .order_by(Review.screening_id, Review.role, Review.attempt)
+    )
+    return list((await session.execute(statement)).scalars())

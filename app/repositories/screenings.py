@@ -5,15 +5,17 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Select, and_, or_, select, update
+from sqlalchemy import ColumnElement, Select, Table, and_, insert, or_, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import joinedload, selectinload
 
 from app.db.types import utcnow
+from app.models.pair import PairRow
 from app.models.screening import Screening
 from app.vocabulary import ScreeningStatus
 
@@ -152,3 +154,97 @@ async def record_outcome(
     )
     result = cast(CursorResult[Any], await session.execute(statement))
     return result.rowcount == 1
+
+
+# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class NewScreening:
+    """One row for `add_many`. With an `outcome` it is stored already done: supplied
+    replies are decided at intake, in the same transaction."""
+
+    id: str
+    pair_id: int
+    external_id: str | None
+    batch_id: str | None
+    batch_index: int | None
+    confirmations: int
+    outcome: str | None = None
+    reasons: Sequence[str] = ()
+    evidence: Sequence[Mapping[str, object]] = ()
+    policy_version: str | None = None
+    evidence_version: str | None = None
+
+    def row(self, now: datetime) -> dict[str, Any]:
+        decided = self.outcome is not None
+        return {
+            "id": self.id,
+            "pair_id": self.pair_id,
+            "external_id": self.external_id,
+            "batch_id": self.batch_id,
+            "batch_index": self.batch_index,
+            "status": DONE if decided else ScreeningStatus.QUEUED.value,
+            "outcome": self.outcome,
+            "reasons": [str(reason) for reason in self.reasons],
+            "evidence": [dict(finding) for finding in self.evidence],
+            "policy_version": self.policy_version,
+            "evidence_version": self.evidence_version,
+            "confirmations": self.confirmations,
+            "error": None,
+            "created_at": now,
+            "updated_at": now,
+            "finished_at": now if decided else None,
+        }
+
+
+async def add_many(session: AsyncSession, new: Sequence[NewScreening]) -> None:
+    """Insert every row with one executemany (no ORM objects are built)."""
+    if not new:
+        return
+    now = utcnow()
+    table = cast(Table, Screening.__table__)
+    await session.execute(insert(table), [screening.row(now) for screening in new])
+
+
+@dataclass(frozen=True, slots=True)
+class ToRun:
+    """What a worker needs of a claimed screening to run it."""
+
+    id: str
+    status: str
+    confirmations: int
+    informal: str
+    formal: str
+    header: str
+
+
+async def to_run(session: AsyncSession, screening_ids: Sequence[str]) -> list[ToRun]:
+    """Claimed screenings with their pairs, in one query (absent ids are left out)."""
+    if not screening_ids:
+        return []
+    statement = (
+        select(
+            Screening.id,
+            Screening.status,
+            Screening.confirmations,
+            PairRow.informal,
+            PairRow.formal,
+            PairRow.header,
+        )
+        .join(PairRow, PairRow.id == Screening.pair_id)
+        .where(Screening.id.in_(screening_ids))
+    )
+    return [ToRun(*row) for row in (await session.execute(statement)).all()]
+
+
+async def mark_running_many(session: AsyncSession, screening_ids: Sequence[str]) -> None:
+    """`mark_running` for many screenings in one statement."""
+    if screening_ids:
+        statement = (
+            update(Screening)
+            .where(Screening.id.in_(screening_ids), Screening.status != DONE)
+            .values(status=ScreeningStatus.RUNNING.value)
+            .execution_options(synchronize_session=False)
+        )
+        await session.execute(statement)

@@ -2,22 +2,33 @@
 
 from __future__ import annotations
 
+from datetime import UTC
 from typing import Annotated
 
 from fastapi import APIRouter, Query
 
 from app.api.deps import RuntimeDep, SessionDep
-from app.api.schemas import Accepted, ScreeningOut, ScreeningPage, ScreeningSummary
+from app.api.schemas import (
+    Accepted,
+    ScreeningOut,
+    ScreeningPage,
+    ScreeningSummary,
+    error_responses,
+)
+from app.auth.dependencies import submitter_access
 from app.errors import AppError, NotFound
 from app.intake import screenings as intake
-from app.intake.requests import ScreeningRequest
+from app.intake.requests import ScreeningRequest, StorableText
 from app.repositories import screenings
 from app.vocabulary import Outcome, ScreeningStatus
 
-router = APIRouter(prefix="/v1/screenings", tags=["screenings"])
+# Submitters and above (issue 5: every /v1 endpoint needs a key).
+router = APIRouter(prefix="/v1/screenings", tags=["screenings"], dependencies=[submitter_access])
 
 
-@router.post("", status_code=202, response_model=Accepted)
+@router.post(
+    "", status_code=202, response_model=Accepted, responses=error_responses(400, 409, 413, 422)
+)
 async def submit_screening(
     request: ScreeningRequest, session: SessionDep, runtime: RuntimeDep
 ) -> Accepted:
@@ -28,25 +39,28 @@ async def submit_screening(
     return Accepted(id=screening.id, status=screening.status)
 
 
-@router.get("/{screening_id}", response_model=ScreeningOut)
+@router.get("/{screening_id}", response_model=ScreeningOut, responses=error_responses(404))
 async def get_screening(screening_id: str, session: SessionDep) -> ScreeningOut:
     """The screening with its outcome, reasons, evidence and every review."""
-    screening = await screenings.get(session, screening_id)
+    # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
+    screening = None if "\x00" in screening_id else await screenings.get(session, screening_id)
     if screening is None:
         raise NotFound("screening", screening_id)
     return ScreeningOut.of(screening)
 
 
-@router.get("", response_model=ScreeningPage)
+@router.get("", response_model=ScreeningPage, responses=error_responses(422))
 async def list_screenings(
     session: SessionDep,
-    external_id: str | None = None,
+    external_id: StorableText | None = None,
     outcome: Outcome | None = None,
     status: ScreeningStatus | None = None,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> ScreeningPage:
     """Newest first; follow `next_cursor` for the next page."""
+    if cursor is not None:
+        _check_cursor(cursor)
     try:
         items, next_cursor = await screenings.list_page(
             session,
@@ -59,3 +73,15 @@ async def list_screenings(
     except ValueError as error:
         raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
     return ScreeningPage(items=[ScreeningSummary.of(s) for s in items], next_cursor=next_cursor)
+
+
+def _check_cursor(cursor: str) -> None:
+    """Refuse, before any query, a cursor that decodes but that no database can compare
+    with: a time that cannot be expressed in UTC (year 1 at +14:00), an id with a NUL."""
+    try:
+        created_at, screening_id = screenings.decode_cursor(cursor)
+        created_at.astimezone(UTC)
+    except (ValueError, OverflowError) as error:
+        raise AppError(422, "invalid_cursor", "cursor: not a cursor from this listing") from error
+    if "\x00" in screening_id:
+        raise AppError(422, "invalid_cursor", "cursor: not a cursor from this listing")
