@@ -1,0 +1,23 @@
+"""GET /metrics: Prometheus text format, counted from the database at scrape time.
+
+Admin key required (FAITHSCREEN_AUTH=off opens it, as every endpoint)."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import PlainTextResponse
+
+from app.api.deps import SessionDep
+from app.auth.dependencies import admin_access
+from app.observability.exposition import CONTENT_TYPE, render
+from app.observability.families import families
+from app.repositories import metrics
+
+router = APIRouter(tags=["operations"], dependencies=[admin_access])
+
+
+@router.get("/metrics", response_class=PlainTextResponse)
+async def prometheus_metrics(session: SessionDep) -> PlainTextResponse:
+    """Screenings, LLM calls, latency, tokens, jobs and the review queue, for Prometheus."""
+    body = render(families(await metrics.snapshot(session)))
+    return PlainTextResponse(body, media_type=CONTENT_TYPE)

@@ -1,0 +1,1 @@
+"""Operations: Prometheus metrics exposition and structured (JSON) logs."""

@@ -1,0 +1,91 @@
+"""The metric families /metrics serves, built from a stored-data snapshot (no I/O here)."""
+
+from __future__ import annotations
+
+import math
+
+from app.observability.exposition import MetricFamily, Sample
+from app.repositories.metrics import LatencyHistogram, MetricsSnapshot
+
+
+def families(snapshot: MetricsSnapshot) -> list[MetricFamily]:
+    return [
+        _screenings(snapshot),
+        _llm_calls(snapshot),
+        _latency(snapshot.latency),
+        _tokens(snapshot),
+        _jobs(snapshot),
+        _oldest_job(snapshot),
+        _queue_items(snapshot),
+    ]
+
+
+def _screenings(snapshot: MetricsSnapshot) -> MetricFamily:
+    samples = [
+        Sample({"outcome": outcome, "status": status}, n)
+        for (outcome, status), n in sorted(snapshot.screenings.items())
+    ]
+    help_ = 'Screenings by outcome ("none" until decided) and status.'
+    return MetricFamily("faithscreen_screenings", "gauge", help_, samples)
+
+
+def _llm_calls(snapshot: MetricsSnapshot) -> MetricFamily:
+    samples = [
+        Sample({"role": role, "model": model, "parse_status": status}, n)
+        for (role, model, status), n in sorted(snapshot.llm_calls.items())
+    ]
+    help_ = (
+        "Stored reviews (LLM calls) by role, model and parse status; "
+        'supplied replies count as model "supplied".'
+    )
+    return MetricFamily("faithscreen_llm_calls", "gauge", help_, samples)
+
+
+def _latency(histograms: list[LatencyHistogram]) -> MetricFamily:
+    samples = [sample for histogram in histograms for sample in _histogram_samples(histogram)]
+    help_ = "LLM call latency in seconds, by role (calls with a recorded latency)."
+    return MetricFamily("faithscreen_llm_call_latency_seconds", "histogram", help_, samples)
+
+
+def _histogram_samples(histogram: LatencyHistogram) -> list[Sample]:
+    role = histogram.role
+    buckets = [Sample({"role": role, "le": _bound(b)}, n, "_bucket") for b, n in histogram.buckets]
+    return [
+        *buckets,
+        Sample({"role": role, "le": "+Inf"}, histogram.count, "_bucket"),
+        Sample({"role": role}, histogram.sum_seconds, "_sum"),
+        Sample({"role": role}, histogram.count, "_count"),
+    ]
+
+
+def _bound(seconds: float) -> str:
+    return "+Inf" if math.isinf(seconds) else repr(float(seconds))
+
+
+def _tokens(snapshot: MetricsSnapshot) -> MetricFamily:
+    samples = [
+        Sample({"role": role, "kind": kind}, n)
+        for (role, kind), n in sorted(snapshot.tokens.items())
+    ]
+    help_ = "Tokens the providers reported, by role and kind (prompt, completion, reasoning)."
+    return MetricFamily("faithscreen_llm_tokens", "gauge", help_, samples)
+
+
+def _jobs(snapshot: MetricsSnapshot) -> MetricFamily:
+    samples = [Sample({"status": status}, n) for status, n in sorted(snapshot.jobs.items())]
+    return MetricFamily("faithscreen_jobs", "gauge", "Jobs by status (queue depth).", samples)
+
+
+def _oldest_job(snapshot: MetricsSnapshot) -> MetricFamily:
+    # 0 when nothing is due: an absent series would read as "no data" on a dashboard.
+    age = snapshot.oldest_queued_job_age_seconds or 0.0
+    help_ = "Seconds the longest-waiting due job has been due (0 when none is)."
+    return MetricFamily(
+        "faithscreen_oldest_queued_job_age_seconds", "gauge", help_, [Sample({}, age)]
+    )
+
+
+def _queue_items(snapshot: MetricsSnapshot) -> MetricFamily:
+    samples = [Sample({"status": s}, n) for s, n in sorted(snapshot.queue_items.items())]
+    help_ = "Review queue items by status (a lapsed claim counts as open)."
+    return MetricFamily("faithscreen_review_queue_items", "gauge", help_, samples)
