@@ -1,0 +1,43 @@
+"""/v1/reports: the summary of what was screened, for reviewers and admins."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Annotated
+
+from fastapi import APIRouter, Query
+
+from app.api.deps import SessionDep
+from app.api.report_schemas import SummaryOut
+from app.api.schemas import error_responses
+from app.auth.dependencies import reviewer_access
+from app.reports.service import summary_report
+from app.repositories.reports import ReportFilters
+from app.vocabulary import Role
+
+router = APIRouter(prefix="/v1/reports", tags=["reports"], dependencies=[reviewer_access])
+
+Text = Annotated[str | None, Query(max_length=200)]
+
+
+@router.get("/summary", response_model=SummaryOut, responses=error_responses(422))
+async def summary(
+    session: SessionDep,
+    batch_id: Annotated[str | None, Query(max_length=36)] = None,
+    since: Annotated[datetime | None, Query(description="Created at or after (UTC).")] = None,
+    until: Annotated[datetime | None, Query(description="Created before (UTC).")] = None,
+    role: Role | None = None,
+    model: Text = None,
+    prompt_version: Text = None,
+) -> SummaryOut:
+    """Outcomes, reasons, per role x model x prompt version call statistics, translator and
+    judge agreement, and rates against people's decisions, each with its 95% interval."""
+    filters = ReportFilters(
+        batch_id=batch_id,
+        since=since,
+        until=until,
+        role=role.value if role else None,
+        model=model,
+        prompt_version=prompt_version,
+    )
+    return SummaryOut.model_validate(await summary_report(session, filters))

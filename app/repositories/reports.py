@@ -1,0 +1,112 @@
+"""Rows for the summary report (app/reports/summary.py), read in one pass each.
+
+Reviews are streamed in chunks rather than loaded as ORM objects: a report over a large
+database reads only the columns it counts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from sqlalchemy import ColumnElement, and_, exists, false, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models.queue_item import QueueItem
+from app.models.review import Review
+from app.models.screening import Screening
+from app.reports.summary import ReviewRow, ScreeningRow
+
+CHUNK = 1000
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ReportFilters:
+    """Screenings by batch and creation time (since inclusive, until exclusive); reviews by
+    role, model and prompt version (a screening counts when one of its reviews matches)."""
+
+    batch_id: str | None = None
+    since: datetime | None = None
+    until: datetime | None = None
+    role: str | None = None
+    model: str | None = None
+    prompt_version: str | None = None
+
+    def screening_conditions(self) -> list[ColumnElement[bool]]:
+        conditions: list[ColumnElement[bool]] = [Screening.outcome.is_not(None)]
+        if self.batch_id is not None:
+            conditions.append(Screening.batch_id == self.batch_id)
+        if self.since is not None:
+            conditions.append(Screening.created_at >= as_utc(self.since))
+        if self.until is not None:
+            conditions.append(Screening.created_at < as_utc(self.until))
+        return conditions
+
+    def review_conditions(self) -> list[ColumnElement[bool]]:
+        chosen = {"role": self.role, "model": self.model, "prompt_version": self.prompt_version}
+        return [getattr(Review, name) == value for name, value in chosen.items() if value]
+
+
+def as_utc(moment: datetime) -> datetime:
+    """A moment without a zone is taken as UTC, the zone every stored time is in."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=UTC)
+
+
+async def screening_rows(session: AsyncSession, filters: ReportFilters) -> list[ScreeningRow]:
+    """Finished screenings matching `filters`, each with whether it was an audit sample."""
+    statement = (
+        select(
+            Screening.id,
+            Screening.outcome,
+            Screening.reasons,
+            Screening.final_decision,
+            func.coalesce(QueueItem.audit, false()),
+        )
+        .outerjoin(QueueItem, QueueItem.screening_id == Screening.id)
+        .where(*filters.screening_conditions())
+    )
+    if review_conditions := filters.review_conditions():
+        matching = and_(Review.screening_id == Screening.id, *review_conditions)
+        statement = statement.where(exists().where(matching))
+    rows = (await session.execute(statement)).all()
+    return [ScreeningRow(r[0], r[1], list(r[2] or []), r[3], bool(r[4])) for r in rows]
+
+
+async def review_rows(session: AsyncSession, filters: ReportFilters) -> list[ReviewRow]:
+    """Reviews of finished screenings matching `filters`."""
+    statement = (
+        select(
+            Review.screening_id,
+            Review.role,
+            Review.attempt,
+            Review.purpose,
+            Review.model,
+            Review.prompt_version,
+            Review.verdict,
+            Review.parse_status,
+            Review.latency_ms,
+            Review.usage,
+        )
+        .join(Screening, Screening.id == Review.screening_id)
+        .where(*filters.screening_conditions(), *filters.review_conditions())
+        .execution_options(yield_per=CHUNK)
+    )
+    result = await session.stream(statement)
+    return [_review_row(row) async for row in result]
+
+
+def _review_row(row: Any) -> ReviewRow:
+    screening_id, role, attempt, purpose, model, version, verdict, status, latency, usage = row
+    return ReviewRow(
+        screening_id,
+        role,
+        attempt,
+        purpose,
+        model,
+        version,
+        verdict,
+        status,
+        latency,
+        usage=dict(usage or {}),
+    )

@@ -1,0 +1,299 @@
+"""The summary report over stored data whose every number is known in advance: through
+GET /v1/reports/summary and `faithscreen report`, on SQLite and PostgreSQL.
+
+The data (batch B, translator `t-model`, judge `j-model`, prompt `p1`):
+
+    S1 passed  audit  decided mismatch   T ok faithful      J ok faithful (+ a confirmation)
+    S2 passed  audit  decided faithful   T ok faithful      J ok faithful
+    S3 flagged        decided mismatch   T invalid -> retry ok mismatch   J ok mismatch
+    S4 flagged        decided faithful   T ok faithful      J ok mismatch
+    S5 needs_review   decided, reopened  T truncated -> retry truncated    J ok unclear
+    S6 flagged        undecided          T ok mismatch      J refused
+    S7 passed  (no batch)                T ok faithful with `t-model-2`, prompt `p2`
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+from typer.testing import CliRunner
+
+from app.cli.root import cli
+from app.db.engine import create_engine, make_session_factory
+from app.models.decision import DecisionKind
+from app.models.queue_item import QueueItem
+from app.repositories import batches, decisions, pairs, queue_items, reviews, screenings
+from app.repositories.queue_items import NewQueueItem
+from app.repositories.reviews import ReviewRecord
+from app.vocabulary import Pair
+from tests.integration.conftest import Api
+
+BATCH = "00000000-0000-4000-8000-0000000000b1"
+T, J = "translator", "judge"
+# (role, purpose, status, verdict, latency) per call, in attempt order.
+Call = tuple[str, str, str, str, int]
+SCREENINGS: list[dict[str, Any]] = [
+    {"outcome": "passed", "audit": True, "decided": "mismatch", "calls": [
+        (T, "review", "ok", "faithful", 100), (J, "review", "ok", "faithful", 200),
+        (J, "confirmation", "ok", "faithful", 200)]},
+    {"outcome": "passed", "audit": True, "decided": "faithful", "calls": [
+        (T, "review", "ok", "faithful", 100), (J, "review", "ok", "faithful", 200)]},
+    {"outcome": "flagged", "reasons": ["judge_mismatch"], "decided": "mismatch", "calls": [
+        (T, "review", "invalid", "unclear", 300), (T, "format_retry", "ok", "mismatch", 100),
+        (J, "review", "ok", "mismatch", 200)]},
+    {"outcome": "flagged", "reasons": ["judge_mismatch", "translator_mismatch"],
+     "decided": "faithful", "calls": [
+        (T, "review", "ok", "faithful", 100), (J, "review", "ok", "mismatch", 400)]},
+    {"outcome": "needs_review", "reasons": ["translator_conflicting"], "decided": "mismatch",
+     "reopened": True, "calls": [
+        (T, "review", "truncated", "unclear", 500),
+        (T, "format_retry", "truncated", "unclear", 500),
+        (J, "review", "ok", "unclear", 200)]},
+    {"outcome": "flagged", "reasons": ["judge_mismatch"], "calls": [
+        (T, "review", "ok", "mismatch", 100), (J, "review", "refused", "unclear", 200)]},
+]  # fmt: skip
+OTHER = {"outcome": "passed", "batch": None, "model": "t-model-2", "prompt": "p2", "calls": [
+    (T, "review", "ok", "faithful", 100)]}  # fmt: skip
+MODELS = {T: "t-model", J: "j-model"}
+
+
+def usage(role: str, index: int, attempt: int) -> dict[str, Any]:
+    """Translator calls: 10 prompt, 5 completion tokens (S3's retry adds 7 reasoning, and
+    one call reports reasoning as null); judge calls: 20 and 10."""
+    if role == J:
+        return {"prompt_tokens": 20, "completion_tokens": 10}
+    reasoning = 7 if (index, attempt) == (2, 2) else None
+    return {"prompt_tokens": 10, "completion_tokens": 5, "reasoning_tokens": reasoning}
+
+
+async def seed(session: AsyncSession) -> None:
+    await batches.add(
+        session, batch_id=BATCH, name="b", total=6, idempotency_key=None, body_sha256="0" * 64
+    )
+    for index, spec in enumerate([*SCREENINGS, OTHER]):
+        await _screening(session, index, spec)
+    await session.commit()
+
+
+async def _screening(session: AsyncSession, index: int, spec: dict[str, Any]) -> None:
+    pair = await pairs.get_or_create(session, Pair(f"statement {index}", f"theorem t{index}"))
+    batch_id = spec.get("batch", BATCH)
+    row = await screenings.add(
+        session, pair_id=pair.id, external_id=None, batch_id=batch_id, confirmations=0
+    )
+    reasons = spec.get("reasons", [])
+    await screenings.record_outcome(
+        session, row.id, outcome=spec["outcome"], reasons=reasons, evidence=[],
+        policy_version="policy", evidence_version="evidence",
+    )  # fmt: skip
+    await _reviews(session, index, row.id, spec)
+    if "decided" in spec:
+        await _decide(session, row.id, spec, reasons, batch_id)
+
+
+async def _reviews(
+    session: AsyncSession, index: int, screening_id: str, spec: dict[str, Any]
+) -> None:
+    attempts = {T: 0, J: 0}
+    for role, purpose, status, verdict, latency in spec["calls"]:
+        attempts[role] += 1
+        record = ReviewRecord(
+            screening_id=screening_id, role=role, attempt=attempts[role], purpose=purpose,
+            verdict=verdict, parse_status=status, parser_version="parser",
+            model=spec.get("model", MODELS[role]), prompt_version=spec.get("prompt", "p1"),
+            latency_ms=latency, usage=usage(role, index, attempts[role]),
+        )  # fmt: skip
+        await reviews.add(session, record)
+
+
+async def _decide(
+    session: AsyncSession, screening_id: str, spec: dict[str, Any], reasons: list[str],
+    batch_id: str | None,
+) -> None:  # fmt: skip
+    item = NewQueueItem(
+        screening_id=screening_id,
+        reasons=reasons,
+        audit=spec.get("audit", False),
+        batch_id=batch_id,
+    )
+    await queue_items.add(session, item)
+    item_id = (
+        await session.execute(select(QueueItem.id).where(QueueItem.screening_id == screening_id))
+    ).scalar_one()
+    now = datetime.now(UTC)
+    await _trail(session, item_id, screening_id, DecisionKind.DECISION, spec["decided"], now)
+    await decisions.set_final_decision(session, screening_id, spec["decided"], at=now)
+    if spec.get("reopened"):
+        await _trail(session, item_id, screening_id, DecisionKind.REOPEN, None, now)
+        await decisions.set_final_decision(session, screening_id, None, at=None)
+
+
+async def _trail(
+    session: AsyncSession, item_id: int, screening_id: str, kind: DecisionKind,
+    decision: str | None, at: datetime,
+) -> None:  # fmt: skip
+    await decisions.add(
+        session, queue_item_id=item_id, screening_id=screening_id, kind=kind, decision=decision,
+        note="", actor="ada", actor_role="reviewer", at=at,
+    )  # fmt: skip
+
+
+def rate(numerator: int, denominator: int, low: float | None, high: float | None) -> dict[str, Any]:
+    value = numerator / denominator if denominator else None
+    return {"numerator": numerator, "denominator": denominator, "value": value, "low": low,
+            "high": high, "too_few": denominator < 10}  # fmt: skip
+
+
+HALF = rate(1, 2, 0.0945, 0.9055)  # Wilson 1/2
+HUMAN = {"flagged_precision": HALF, "false_pass": HALF}
+NO_HUMAN = {"flagged_precision": rate(0, 0, None, None), "false_pass": rate(0, 0, None, None)}
+READINGS = dict.fromkeys(
+    ("ok", "model_unclear", "unreadable", "truncated", "empty", "provider_error", "refused"), 0
+)
+JUDGE = {
+    "role": J, "model": "j-model", "prompt_version": "p1", "screenings": 6, "calls": 7,
+    "readings": READINGS | {"ok": 4, "model_unclear": 1, "refused": 1},
+    "format_retry": rate(0, 6, 0.0, 0.3903), "retry_recovered": rate(0, 0, None, None),
+    "truncation": rate(0, 7, 0.0, 0.3543),
+    "tokens": {"prompt_tokens": 140, "completion_tokens": 70, "reasoning_tokens": 0},
+    "latency_p50_ms": 200, "latency_p95_ms": 400, "human": HUMAN,
+}  # fmt: skip
+TRANSLATOR = {
+    "role": T, "model": "t-model", "prompt_version": "p1", "screenings": 6, "calls": 8,
+    "readings": READINGS | {"ok": 5, "truncated": 1},
+    "format_retry": rate(2, 6, 0.0968, 0.7000), "retry_recovered": HALF,
+    "truncation": rate(2, 8, 0.0715, 0.5907),
+    "tokens": {"prompt_tokens": 80, "completion_tokens": 40, "reasoning_tokens": 7},
+    "latency_p50_ms": 100, "latency_p95_ms": 500, "human": HUMAN,
+}  # fmt: skip
+OTHER_TRANSLATOR = TRANSLATOR | {
+    "model": "t-model-2", "prompt_version": "p2", "screenings": 1, "calls": 1,
+    "readings": READINGS | {"ok": 1}, "format_retry": rate(0, 1, 0.0, 0.7935),
+    "retry_recovered": rate(0, 0, None, None), "truncation": rate(0, 1, 0.0, 0.7935),
+    "tokens": {"prompt_tokens": 10, "completion_tokens": 5, "reasoning_tokens": 0},
+    "latency_p50_ms": 100, "latency_p95_ms": 100, "human": NO_HUMAN,
+}  # fmt: skip
+BATCH_REPORT = {
+    "screenings": 6,
+    "outcomes": {"passed": 2, "flagged": 3, "needs_review": 1},
+    "reasons": {"judge_mismatch": 3, "translator_conflicting": 1, "translator_mismatch": 1},
+    "groups": [JUDGE, TRANSLATOR],
+    # Both ok on S1-S4: (f,f) (f,f) (m,m) (f,m): po 3/4, pe 1/2 -> kappa 0.5.
+    "agreement": {"screenings": 4, "kappa": 0.5},
+    "human": HUMAN,
+}
+
+
+def approx(report: Any) -> Any:
+    """Wilson ends are given to 4 places above."""
+    if isinstance(report, dict):
+        return {k: approx(v) for k, v in report.items()}
+    if isinstance(report, list):
+        return [approx(v) for v in report]
+    if isinstance(report, float):
+        return pytest.approx(report, abs=1e-4)
+    return report
+
+
+async def get_report(api: Api, **params: str) -> dict[str, Any]:
+    response = await api.client.get("/v1/reports/summary", params=params)
+    assert response.status_code == 200, response.text
+    body: dict[str, Any] = response.json()
+    return body
+
+
+async def seeded(api: Api) -> None:
+    async with api.runtime.sessions() as session:
+        await seed(session)
+
+
+async def test_the_batch_report_has_every_known_number(bare_api: Api) -> None:
+    await seeded(bare_api)
+    assert await get_report(bare_api, batch_id=BATCH) == approx(BATCH_REPORT)
+
+
+async def test_the_unfiltered_report_adds_the_screening_outside_the_batch(bare_api: Api) -> None:
+    await seeded(bare_api)
+    report = await get_report(bare_api)
+    assert report["screenings"] == 7
+    assert report["outcomes"] == {"passed": 3, "flagged": 3, "needs_review": 1}
+    assert report["groups"] == approx([JUDGE, TRANSLATOR, OTHER_TRANSLATOR])
+    assert report["human"] == approx(HUMAN)
+
+
+async def test_model_and_prompt_filters_keep_only_matching_calls(bare_api: Api) -> None:
+    await seeded(bare_api)
+    report = await get_report(bare_api, model="t-model-2", prompt_version="p2")
+    assert report["screenings"] == 1
+    assert report["groups"] == approx([OTHER_TRANSLATOR])
+    assert report["agreement"] == {"screenings": 0, "kappa": None}
+    assert (await get_report(bare_api, prompt_version="p9"))["screenings"] == 0
+
+
+async def test_the_role_filter_keeps_only_that_role(bare_api: Api) -> None:
+    await seeded(bare_api)
+    report = await get_report(bare_api, role="judge", batch_id=BATCH)
+    assert report["groups"] == approx([JUDGE])
+    assert report["screenings"] == 6
+
+
+async def test_since_is_inclusive_and_until_exclusive(bare_api: Api) -> None:
+    before = datetime.now(UTC) - timedelta(seconds=1)
+    await seeded(bare_api)
+    after = datetime.now(UTC) + timedelta(seconds=1)
+    assert (await get_report(bare_api, since=before.isoformat()))["screenings"] == 7
+    assert (await get_report(bare_api, until=after.isoformat()))["screenings"] == 7
+    assert (await get_report(bare_api, since=after.isoformat()))["screenings"] == 0
+    assert (await get_report(bare_api, until=before.isoformat()))["screenings"] == 0
+
+
+async def test_an_unknown_role_is_refused(bare_api: Api) -> None:
+    response = await bare_api.client.get("/v1/reports/summary", params={"role": "oracle"})
+    assert response.status_code == 422
+
+
+async def test_an_empty_database_reports_zeros(bare_api: Api) -> None:
+    report = await get_report(bare_api)
+    assert report["screenings"] == 0 and report["groups"] == []
+    assert report["human"] == NO_HUMAN
+
+
+async def _seed_url(url: str) -> None:
+    engine = create_engine(url)
+    try:
+        async with make_session_factory(engine)() as session:
+            await seed(session)
+    finally:
+        await engine.dispose()
+
+
+def test_the_terminal_report_prints_the_known_numbers(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asyncio.run(_seed_url(database_url))
+    monkeypatch.setenv("FAITHSCREEN_DATABASE_URL", database_url)
+    result = CliRunner().invoke(cli, ["report", "--batch", BATCH])
+    assert result.exit_code == 0, result.output
+    lines = [" ".join(line.split()) for line in result.output.splitlines()]
+    for expected in (
+        "Screenings: 6",
+        "passed 2",
+        "judge_mismatch 3",
+        "translator / t-model / prompt p1: 6 screenings, 8 calls",
+        "final readings ok 5, model_unclear 0, unreadable 0, truncated 1, empty 0, "
+        "provider_error 0, refused 0",
+        "format retry n<10 (2/6)",
+        "retry recovered n<10 (1/2)",
+        "tokens prompt 80, completion 40, reasoning 7",
+        "latency ms p50 100, p95 500",
+        "judge / j-model / prompt p1: 6 screenings, 7 calls",
+        "Translator/judge agreement: kappa 0.500 over 4 screenings",
+        "flagged precision n<10 (1/2)",
+    ):
+        assert expected in lines, f"{expected!r} not in:\n{result.output}"
+    assert "t-model-2" not in result.output
