@@ -75,6 +75,9 @@ class Settings(BaseSettings):
     audit_rate: float = Field(default=0.02, ge=0.0, le=1.0)
     # How long a reviewer's claim on a queue item lasts before another may take it.
     review_claim_seconds: float = Field(default=1800.0, gt=0)
+    # ---- Operations (issue 6) ----
+    # "json": one JSON object per log line (time, level, logger, message, ids) for collectors.
+    log_format: Literal["text", "json"] = "text"
 
     def provider(self, role: Role) -> ProviderSettings:
         return self.translator if role is Role.TRANSLATOR else self.judge

@@ -9,7 +9,7 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.errors import install_error_handlers
-from app.api.routes import batches, health, keys, queue, screenings
+from app.api.routes import batches, health, keys, metrics, queue, reports, screenings
 from app.auth.dependencies import install_auth_error_handler
 from app.runtime import Runtime
 from app.settings import Settings, get_settings
@@ -42,5 +42,7 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(batches.router)
     app.include_router(queue.router)
     app.include_router(keys.router)
+    app.include_router(metrics.router)  # issue 6: /metrics
+    app.include_router(reports.router)  # issue 6: /v1/reports/summary
     install_review_pages(app)  # the reviewer web page, /review (app/web)
     return app

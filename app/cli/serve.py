@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import asyncio
-import logging
 import signal
 from types import FrameType
 
@@ -15,6 +14,7 @@ from app.api.app import create_app
 from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopback
 from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
+from app.observability.logging import configure_logging
 from app.runtime import Runtime
 from app.settings import get_settings
 
@@ -28,7 +28,7 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     """Run the HTTP API (and, unless --no-worker, the screening worker) in one process."""
     settings = get_settings()
     refuse_auth_off_beyond_loopback(settings, host)  # issue 5: keys and roles
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(json=settings.log_format == "json")
     upgrade_to_head(settings.database_url)
     announce_first_admin_key(settings)  # issue 5: keys and roles
     app = create_app(settings, with_worker=not no_worker)
@@ -58,7 +58,7 @@ def worker() -> None:
 
     Workers do not migrate: run `faithscreen db upgrade` (or `serve`) first.
     """
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s %(message)s")
+    configure_logging(json=get_settings().log_format == "json")
     asyncio.run(_run_worker())
 
 

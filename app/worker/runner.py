@@ -144,7 +144,11 @@ class Worker:
         except asyncio.CancelledError:
             if not work.cancelled():
                 raise
-            log.info("screening %s cancelled (lease lost or shutdown)", claim.screening_id)
+            log.info(
+                "screening %s cancelled (lease lost or shutdown)",
+                claim.screening_id,
+                extra=_ids(claim),
+            )
         except Exception as error:
             await self._settle(claim, attempts, error)
         finally:
@@ -164,6 +168,7 @@ class Worker:
                     "screening %s: database unavailable, will run it again once it answers: %s",
                     claim.screening_id,
                     causes.leaves(error)[0],
+                    extra=_ids(claim),
                 )
             await self._wait_for_database(claim)
 
@@ -186,12 +191,17 @@ class Worker:
         """A run that raised: back off for the provider, let go of a lost job, or fail it."""
         retry_after = causes.provider_backoff(error)
         if retry_after is not None:
-            log.info("screening %s: provider asks to wait %.0f s", claim.screening_id, retry_after)
+            log.info(
+                "screening %s: provider asks to wait %.0f s",
+                claim.screening_id,
+                retry_after,
+                extra=_ids(claim),
+            )
             await self._release(claim, delay=retry_after)
         elif causes.is_job_lost(error):
-            log.warning("job %s was taken over by another worker", claim.job_id)
+            log.warning("job %s was taken over by another worker", claim.job_id, extra=_ids(claim))
         else:
-            log.error("screening %s failed", claim.screening_id, exc_info=error)
+            log.error("screening %s failed", claim.screening_id, exc_info=error, extra=_ids(claim))
             await self._guard(self._failures.record(claim, attempts, error))
 
     async def _keep_lease(self, claim: Claim, work: asyncio.Task[object]) -> None:
@@ -200,7 +210,9 @@ class Worker:
             try:
                 held = await self._extend(claim)
             except SQLAlchemyError as error:
-                log.warning("extending lease of job %s failed: %s", claim.job_id, error)
+                log.warning(
+                    "extending lease of job %s failed: %s", claim.job_id, error, extra=_ids(claim)
+                )
                 continue
             if not held:
                 work.cancel()
@@ -241,3 +253,8 @@ class Worker:
         for job_id, task in pending:
             if task in still_running:
                 await self._release(Claim(job_id, "", self.owner), delay=0)
+
+
+def _ids(claim: Claim) -> dict[str, object]:
+    """The ids a JSON log line carries as fields (FAITHSCREEN_LOG_FORMAT=json)."""
+    return {"screening_id": claim.screening_id, "job_id": claim.job_id}

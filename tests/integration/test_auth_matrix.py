@@ -36,10 +36,14 @@ NEEDED: dict[tuple[str, str], AccessRole] = {
     ("POST", "/v1/queue/{item_id}/decision"): REVIEWER,
     ("POST", "/v1/queue/{item_id}/reopen"): ADMIN,
     ("GET", "/v1/decisions/export"): REVIEWER,
+    ("GET", "/v1/reports/summary"): REVIEWER,
     ("GET", "/v1/keys"): ADMIN,
     ("POST", "/v1/keys"): ADMIN,
     ("DELETE", "/v1/keys/{name}"): ADMIN,
+    ("GET", "/metrics"): ADMIN,
 }
+# Paths that need a key: the API, and the Prometheus scrape (issue 6).
+PROTECTED = ("/v1", "/metrics")
 # Stand-ins for path parameters: well-formed, naming nothing stored.
 PATH_VALUES = {
     "screening_id": "00000000-0000-4000-8000-000000000000",
@@ -69,7 +73,7 @@ def v1_endpoints(api: Api) -> set[tuple[str, str]]:
     return {
         (method, route.path)
         for route in route_table(api)
-        if (route.path or "").startswith("/v1")
+        if (route.path or "").startswith(PROTECTED)
         for method in route.methods or ()
     }
 
@@ -148,4 +152,4 @@ async def test_the_openapi_document_declares_the_bearer_scheme(auth_api: Api) ->
     assert [s["scheme"] for s in schemes.values()] == ["bearer"]
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
-            assert bool(operation.get("security")) == path.startswith("/v1"), (method, path)
+            assert bool(operation.get("security")) == path.startswith(PROTECTED), (method, path)
