@@ -8,7 +8,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-from sqlalchemy import Insert, Table, func, insert, select
+from sqlalchemy import Insert, Table, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -69,14 +69,6 @@ async def for_screening(session: AsyncSession, screening_id: str) -> list[Review
         .order_by(Review.role, Review.attempt)
     )
     return list((await session.execute(statement)).scalars())
-
-
-async def next_attempt(session: AsyncSession, screening_id: str, role: str) -> int:
-    """1 + the highest attempt stored for this screening and role (1 for the first)."""
-    statement = select(func.coalesce(func.max(Review.attempt), 0)).where(
-        Review.screening_id == screening_id, Review.role == str(role)
-    )
-    return int((await session.execute(statement)).scalar_one()) + 1
 
 
 # ---- Bulk, for batches (issue 4) -----------------------------------------------------------

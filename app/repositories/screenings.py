@@ -112,17 +112,6 @@ def decode_cursor(cursor: str) -> tuple[datetime, str]:
     return created_at, screening_id
 
 
-async def mark_running(session: AsyncSession, screening_id: str) -> bool:
-    """queued (or running, on a re-run) -> running; a done screening stays done."""
-    statement = (
-        update(Screening)
-        .where(Screening.id == screening_id, Screening.status != DONE)
-        .values(status=ScreeningStatus.RUNNING.value)
-    )
-    result = cast(CursorResult[Any], await session.execute(statement))
-    return result.rowcount == 1
-
-
 async def record_outcome(
     session: AsyncSession,
     screening_id: str,
@@ -239,7 +228,7 @@ async def to_run(session: AsyncSession, screening_ids: Sequence[str]) -> list[To
 
 
 async def mark_running_many(session: AsyncSession, screening_ids: Sequence[str]) -> None:
-    """`mark_running` for many screenings in one statement."""
+    """queued (or running, on a re-run) -> running, in one statement; done stays done."""
     if screening_ids:
         statement = (
             update(Screening)

@@ -124,7 +124,8 @@ async def test_get_of_an_unknown_id_is_none(session: AsyncSession) -> None:
 
 async def test_an_outcome_is_recorded_exactly_once(session: AsyncSession) -> None:
     screening = await new_screening(session)
-    assert await screenings.mark_running(session, screening.id)
+    await screenings.mark_running_many(session, [screening.id])
+    assert (await screenings.get(session, screening.id)).status == "running"  # type: ignore[union-attr]
     first = await screenings.record_outcome(
         session,
         screening.id,
@@ -154,7 +155,7 @@ async def test_an_outcome_is_recorded_exactly_once(session: AsyncSession) -> Non
     )
     assert (stored.evidence, stored.policy_version, stored.error) == ([FINDING], "policy-1", None)
     assert stored.finished_at is not None and stored.finished_at.tzinfo == UTC
-    assert not await screenings.mark_running(session, screening.id)
+    await screenings.mark_running_many(session, [screening.id])
     assert (await screenings.get(session, screening.id)).status == "done"  # type: ignore[union-attr]
 
 
