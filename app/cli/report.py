@@ -3,20 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-from datetime import datetime
-from typing import Annotated
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated, NoReturn
 
 import typer
 
 from app.cli.db import DatabaseUrlOption
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
+from app.reports.html import summary_html
 from app.reports.service import summary_report
 from app.reports.summary import Summary
 from app.reports.text import summary_text
 from app.repositories.reports import ReportFilters
 from app.settings import get_settings
 from app.vocabulary import Role
+
+EXIT_FAILURE = 1
 
 
 @cli.command("report")
@@ -27,6 +32,15 @@ def report(
     role: Annotated[Role | None, typer.Option(help="Only calls of this role.")] = None,
     model: Annotated[str | None, typer.Option(help="Only calls to this model.")] = None,
     prompt_version: Annotated[str | None, typer.Option(help="Only this prompt version.")] = None,
+    html: Annotated[
+        Path | None,
+        typer.Option(
+            "--html",
+            metavar="FILE",
+            help="Also write a self-contained HTML report with charts to FILE (the tables "
+            "still go to stdout, 'wrote FILE' to stderr).",
+        ),
+    ] = None,
     database_url: DatabaseUrlOption = None,
 ) -> None:
     """Print outcomes, reasons, per role/model/prompt call statistics, agreement and rates
@@ -39,8 +53,38 @@ def report(
         model=model,
         prompt_version=prompt_version,
     )
+    if html is not None:
+        _check_writable(html)
     url = database_url or get_settings().database_url
-    typer.echo(summary_text(asyncio.run(_read(url, filters))), nl=False)
+    summary = asyncio.run(_read(url, filters))
+    typer.echo(summary_text(summary), nl=False)
+    if html is not None:
+        page = summary_html(summary, filters=filters.described(), generated_at=datetime.now(UTC))
+        _write(html, page)
+
+
+def _check_writable(path: Path) -> None:
+    """Refuse a path that cannot be written before the report is read, not after."""
+    folder = path.parent
+    if not folder.is_dir():
+        _fail(f"cannot write {path}: {folder} is not a folder")
+    if path.is_dir():
+        _fail(f"cannot write {path}: it is a folder")
+    if not os.access(folder, os.W_OK) or (path.exists() and not os.access(path, os.W_OK)):
+        _fail(f"cannot write {path}: permission denied")
+
+
+def _write(path: Path, page: str) -> None:
+    try:
+        path.write_text(page, encoding="utf-8")
+    except OSError as error:
+        _fail(f"cannot write {path}: {error.strerror or error}")
+    typer.echo(f"wrote {path}", err=True)
+
+
+def _fail(message: str) -> NoReturn:
+    typer.echo(f"faithscreen report: {message}", err=True)
+    raise typer.Exit(EXIT_FAILURE)
 
 
 async def _read(url: str, filters: ReportFilters) -> Summary:

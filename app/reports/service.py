@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.reports.summary import Summary, summarize
+from app.reports.summary import ReviewTally, Summary
 from app.repositories import reports
 from app.repositories.reports import ReportFilters
 
 
 async def summary_report(session: AsyncSession, filters: ReportFilters) -> Summary:
+    """Screenings are read first; reviews are then streamed into the tally one by one."""
     screenings = await reports.screening_rows(session, filters)
-    return summarize(screenings, await reports.review_rows(session, filters))
+    tally = ReviewTally()
+    async for review in reports.review_rows(session, filters):
+        tally.add(review)
+    return tally.summary(screenings)

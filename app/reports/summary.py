@@ -1,7 +1,10 @@
 """The summary report, built from stored rows (pure: rows in, report out).
 
 A *role-screening* is one screening's calls for one role; its *final reading* is its last
-review or format-retry call (confirmations are second opinions, not readings).
+review or format-retry call (confirmations are second opinions, not readings). Reviews are
+folded in one at a time (ReviewTally), so they can be streamed from the database: no list
+of calls is held, and latency quantiles come from a bounded histogram (stats.py: exact
+below 10 s, within 0.5% above).
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from app.reports.stats import Rate, cohens_kappa, percentile
+from app.reports.stats import LatencyHistogram, Rate, cohens_kappa
 from app.vocabulary import Outcome, ParseStatus, Purpose, Role, Verdict
 
 # Readings the model gave and meant (ok) kept apart from the model saying "unclear", and
@@ -91,44 +94,95 @@ class Summary:
 
 
 def reading_of(review: ReviewRow) -> str:
-    if review.parse_status == ParseStatus.OK.value:
-        return "model_unclear" if review.verdict == Verdict.UNCLEAR.value else "ok"
-    return "unreadable" if review.parse_status in UNREADABLE else review.parse_status
+    return reading_from(review.parse_status, review.verdict)
 
 
-@dataclass
+def reading_from(parse_status: str, verdict: str) -> str:
+    if parse_status == ParseStatus.OK.value:
+        return "model_unclear" if verdict == Verdict.UNCLEAR.value else "ok"
+    return "unreadable" if parse_status in UNREADABLE else parse_status
+
+
+@dataclass(slots=True)
 class _RoleScreening:
-    calls: list[ReviewRow] = field(default_factory=list)
+    """One screening's calls for one role, reduced as they arrive to what the report needs:
+    its final reading (verdict and parse status) and whether it needed a format retry."""
 
-    def final(self) -> ReviewRow | None:
-        readings = [r for r in self.calls if r.purpose in READING_PURPOSES]
-        return max(readings, key=lambda r: r.attempt) if readings else None
+    final_attempt: int = 0
+    final_verdict: str | None = None
+    final_status: str | None = None
+    retried: bool = False
 
-    def retried(self) -> bool:
-        return any(r.purpose == Purpose.FORMAT_RETRY.value for r in self.calls)
+    def add(self, review: ReviewRow) -> None:
+        self.retried = self.retried or review.purpose == Purpose.FORMAT_RETRY.value
+        later = self.final_status is None or review.attempt > self.final_attempt
+        if review.purpose in READING_PURPOSES and later:
+            self.final_attempt = review.attempt
+            self.final_verdict, self.final_status = review.verdict, review.parse_status
 
-    def recovered(self) -> bool:
-        final = self.final()
-        return self.retried() and final is not None and final.parse_status == ParseStatus.OK.value
+    def final_ok(self) -> bool:
+        return self.final_status == ParseStatus.OK.value
+
+    def reading(self) -> str | None:
+        if self.final_status is None or self.final_verdict is None:
+            return None
+        return reading_from(self.final_status, self.final_verdict)
+
+
+@dataclass(slots=True)
+class _GroupTally:
+    """One role x model x prompt version: counters, a bounded latency histogram, and one
+    _RoleScreening per screening (the calls themselves are not kept)."""
+
+    members: dict[str, _RoleScreening] = field(default_factory=dict)
+    calls: int = 0
+    truncated: int = 0
+    tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
+    latency: LatencyHistogram = field(default_factory=LatencyHistogram)
+
+    def add(self, review: ReviewRow) -> None:
+        self.members.setdefault(review.screening_id, _RoleScreening()).add(review)
+        self.calls += 1
+        self.truncated += review.parse_status == ParseStatus.TRUNCATED.value
+        if review.latency_ms is not None:
+            self.latency.add(review.latency_ms)
+        for kind in TOKEN_KINDS:
+            value = review.usage.get(kind)
+            # Providers omit counts or send null; a missing count adds nothing.
+            self.tokens[kind] += value if isinstance(value, int) else 0
 
 
 GroupKey = tuple[str, str | None, str | None]
 
 
+class ReviewTally:
+    """The summary built from reviews folded in one at a time (`add`), so a caller can
+    stream them: memory grows with screenings x roles, never with calls."""
+
+    def __init__(self) -> None:
+        self._groups: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
+
+    def add(self, review: ReviewRow) -> None:
+        self._groups[(review.role, review.model, review.prompt_version)].add(review)
+
+    def summary(self, screenings: Iterable[ScreeningRow]) -> Summary:
+        by_id = {s.id: s for s in screenings}
+        groups = sorted(self._groups.items(), key=_order)
+        return Summary(
+            screenings=len(by_id),
+            outcomes=_outcomes(by_id.values()),
+            reasons=dict(sorted(Counter(r for s in by_id.values() for r in s.reasons).items())),
+            groups=[_group(key, tally, by_id) for key, tally in groups],
+            agreement=_agreement(self._groups),
+            human=human_rates(by_id.values()),
+        )
+
+
 def summarize(screenings: Iterable[ScreeningRow], reviews: Iterable[ReviewRow]) -> Summary:
-    by_id = {s.id: s for s in screenings}
-    groups: dict[GroupKey, dict[str, _RoleScreening]] = defaultdict(dict)
+    tally = ReviewTally()
     for review in reviews:
-        key = (review.role, review.model, review.prompt_version)
-        groups[key].setdefault(review.screening_id, _RoleScreening()).calls.append(review)
-    return Summary(
-        screenings=len(by_id),
-        outcomes=_outcomes(by_id.values()),
-        reasons=dict(sorted(Counter(r for s in by_id.values() for r in s.reasons).items())),
-        groups=[_group(key, members, by_id) for key, members in sorted(groups.items(), key=_order)],
-        agreement=_agreement(groups),
-        human=human_rates(by_id.values()),
-    )
+        tally.add(review)
+    return tally.summary(screenings)
 
 
 def _order(item: tuple[GroupKey, object]) -> tuple[str, str, str]:
@@ -141,53 +195,37 @@ def _outcomes(screenings: Iterable[ScreeningRow]) -> dict[str, int]:
     return {outcome.value: counts[outcome.value] for outcome in Outcome}
 
 
-def _group(
-    key: GroupKey, members: Mapping[str, _RoleScreening], by_id: Mapping[str, ScreeningRow]
-) -> GroupReport:
-    calls = [r for member in members.values() for r in member.calls]
-    finals = [f for member in members.values() if (f := member.final()) is not None]
-    retried = [m for m in members.values() if m.retried()]
-    latencies = [r.latency_ms for r in calls if r.latency_ms is not None]
-    truncated = sum(1 for r in calls if r.parse_status == ParseStatus.TRUNCATED.value)
+def _group(key: GroupKey, tally: _GroupTally, by_id: Mapping[str, ScreeningRow]) -> GroupReport:
+    members = tally.members.values()
+    retried = [m for m in members if m.retried]
     return GroupReport(
         role=key[0],
         model=key[1],
         prompt_version=key[2],
         screenings=len(members),
-        calls=len(calls),
-        readings=_readings(finals),
+        calls=tally.calls,
+        readings=_readings(m.reading() for m in members),
         format_retry=Rate.of(len(retried), len(members)),
-        retry_recovered=Rate.of(sum(1 for m in retried if m.recovered()), len(retried)),
-        truncation=Rate.of(truncated, len(calls)),
-        tokens=_tokens(calls),
-        latency_p50_ms=percentile(latencies, 0.5),
-        latency_p95_ms=percentile(latencies, 0.95),
-        human=human_rates(by_id[i] for i in members if i in by_id),
+        retry_recovered=Rate.of(sum(1 for m in retried if m.final_ok()), len(retried)),
+        truncation=Rate.of(tally.truncated, tally.calls),
+        tokens=dict(tally.tokens),
+        latency_p50_ms=tally.latency.quantile(0.5),
+        latency_p95_ms=tally.latency.quantile(0.95),
+        human=human_rates(by_id[i] for i in tally.members if i in by_id),
     )
 
 
-def _readings(finals: Iterable[ReviewRow]) -> dict[str, int]:
-    counts = Counter(reading_of(r) for r in finals)
+def _readings(readings: Iterable[str | None]) -> dict[str, int]:
+    counts = Counter(r for r in readings if r is not None)
     return {reading: counts[reading] for reading in READINGS}
 
 
-def _tokens(calls: Iterable[ReviewRow]) -> dict[str, int]:
-    totals = dict.fromkeys(TOKEN_KINDS, 0)
-    for call in calls:
-        for kind in TOKEN_KINDS:
-            value = call.usage.get(kind)
-            # Providers omit counts or send null; a missing count adds nothing.
-            totals[kind] += value if isinstance(value, int) else 0
-    return totals
-
-
-def _agreement(groups: Mapping[GroupKey, Mapping[str, _RoleScreening]]) -> Agreement:
+def _agreement(groups: Mapping[GroupKey, _GroupTally]) -> Agreement:
     finals: dict[str, dict[str, str]] = defaultdict(dict)
-    for (role, _, _), members in groups.items():
-        for screening_id, member in members.items():
-            final = member.final()
-            if final is not None and final.parse_status == ParseStatus.OK.value:
-                finals[screening_id][role] = final.verdict
+    for (role, _, _), tally in groups.items():
+        for screening_id, member in tally.members.items():
+            if member.final_ok() and member.final_verdict is not None:
+                finals[screening_id][role] = member.final_verdict
     both = [
         (v[Role.TRANSLATOR.value], v[Role.JUDGE.value])
         for v in finals.values()

@@ -4,17 +4,21 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from app.reports.stats import Rate
+from app.reports.stats import TOO_FEW_LABEL, Rate
 from app.reports.summary import Agreement, GroupReport, HumanRates, Summary
 
 
 def rate_text(rate: Rate) -> str:
     """`12.5% (3/24, 95% CI 4.3-31.0%)`, or `n<10 (3/7)` where a share would mislead."""
-    counts = f"{rate.numerator}/{rate.denominator}"
-    if rate.too_few or rate.value is None or rate.low is None or rate.high is None:
-        return f"n<10 ({counts})"
-    interval = f"95% CI {rate.low * 100:.1f}-{rate.high * 100:.1f}%"
-    return f"{rate.value * 100:.1f}% ({counts}, {interval})"
+    share = rate.shown()
+    if share is None:
+        return f"{TOO_FEW_LABEL} ({rate.counts})"
+    interval = f"95% CI {share.low * 100:.1f}-{share.high * 100:.1f}%"
+    return f"{percent(share.value)} ({rate.counts}, {interval})"
+
+
+def percent(share: float) -> str:
+    return f"{share * 100:.1f}%"
 
 
 def table(rows: Sequence[Sequence[str]]) -> list[str]:
@@ -34,7 +38,7 @@ def summary_text(summary: Summary) -> str:
     for group in summary.groups:
         lines += ["", *_group_lines(group)]
     lines += ["", *_agreement_lines(summary.agreement), "", "Against people's decisions"]
-    lines += _indented(table(_human_rows(summary.human)))
+    lines += _indented(table(human_rows(summary.human)))
     return "\n".join(lines) + "\n"
 
 
@@ -42,23 +46,32 @@ def _indented(lines: Iterable[str]) -> list[str]:
     return [f"  {line}" for line in lines]
 
 
-def _group_lines(group: GroupReport) -> list[str]:
-    title = f"{group.role} / {group.model or '-'} / prompt {group.prompt_version or '-'}"
+def group_title(group: GroupReport) -> str:
+    return f"{group.role} / {group.model or '-'} / prompt {group.prompt_version or '-'}"
+
+
+def group_rows(group: GroupReport) -> list[list[str]]:
+    """A group's statistics as (name, value) rows: the terminal and the HTML report share them."""
     readings = ", ".join(f"{k} {v}" for k, v in group.readings.items())
     tokens = ", ".join(f"{k.removesuffix('_tokens')} {v}" for k, v in group.tokens.items())
-    rows = [
+    p50, p95 = milliseconds(group.latency_p50_ms), milliseconds(group.latency_p95_ms)
+    return [
         ["final readings", readings],
         ["format retry", rate_text(group.format_retry)],
         ["retry recovered", rate_text(group.retry_recovered)],
         ["truncation", rate_text(group.truncation)],
         ["tokens", tokens],
-        ["latency ms", f"p50 {_number(group.latency_p50_ms)}, p95 {_number(group.latency_p95_ms)}"],
-        *_human_rows(group.human),
+        ["latency ms", f"p50 {p50}, p95 {p95}"],
+        *human_rows(group.human),
     ]
-    return [f"{title}: {group.screenings} screenings, {group.calls} calls", *_indented(table(rows))]
 
 
-def _human_rows(human: HumanRates) -> list[list[str]]:
+def _group_lines(group: GroupReport) -> list[str]:
+    title = f"{group_title(group)}: {group.screenings} screenings, {group.calls} calls"
+    return [title, *_indented(table(group_rows(group)))]
+
+
+def human_rows(human: HumanRates) -> list[list[str]]:
     return [
         ["flagged precision", rate_text(human.flagged_precision)],
         ["false pass", rate_text(human.false_pass)],
@@ -70,5 +83,6 @@ def _agreement_lines(agreement: Agreement) -> list[str]:
     return [f"Translator/judge agreement: kappa {kappa} over {agreement.screenings} screenings"]
 
 
-def _number(value: float | None) -> str:
-    return "-" if value is None else f"{value:g}"
+def milliseconds(value: float | None) -> str:
+    """Whole milliseconds: exact below 10 s, and above it the quantiles are within 0.5%."""
+    return "-" if value is None else f"{value:.0f}"

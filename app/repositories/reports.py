@@ -1,11 +1,12 @@
 """Rows for the summary report (app/reports/summary.py), read in one pass each.
 
-Reviews are streamed in chunks rather than loaded as ORM objects: a report over a large
-database reads only the columns it counts.
+Reviews are streamed in chunks of CHUNK rows and handed on one at a time, never gathered
+into a list: a report over a large database holds one chunk of the columns it counts.
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -43,6 +44,18 @@ class ReportFilters:
             conditions.append(Screening.created_at < as_utc(self.until))
         return conditions
 
+    def described(self) -> dict[str, str]:
+        """The filters that are set, label -> value, for a report's header."""
+        moments = {"since": self.since, "until": self.until}
+        chosen = {
+            "batch": self.batch_id,
+            **{k: as_utc(v).isoformat() for k, v in moments.items() if v is not None},
+            "role": self.role,
+            "model": self.model,
+            "prompt version": self.prompt_version,
+        }
+        return {label: value for label, value in chosen.items() if value is not None}
+
     def review_conditions(self) -> list[ColumnElement[bool]]:
         chosen = {"role": self.role, "model": self.model, "prompt_version": self.prompt_version}
         return [getattr(Review, name) == value for name, value in chosen.items() if value]
@@ -73,8 +86,8 @@ async def screening_rows(session: AsyncSession, filters: ReportFilters) -> list[
     return [ScreeningRow(r[0], r[1], list(r[2] or []), r[3], bool(r[4])) for r in rows]
 
 
-async def review_rows(session: AsyncSession, filters: ReportFilters) -> list[ReviewRow]:
-    """Reviews of finished screenings matching `filters`."""
+async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIterator[ReviewRow]:
+    """Reviews of finished screenings matching `filters`, streamed."""
     statement = (
         select(
             Review.screening_id,
@@ -93,7 +106,12 @@ async def review_rows(session: AsyncSession, filters: ReportFilters) -> list[Rev
         .execution_options(yield_per=CHUNK)
     )
     result = await session.stream(statement)
-    return [_review_row(row) async for row in result]
+    try:
+        async for row in result:
+            yield _review_row(row)
+    finally:
+        # A consumer that stops early must not leave the cursor open.
+        await result.close()
 
 
 def _review_row(row: Any) -> ReviewRow:

@@ -15,7 +15,9 @@ The data (batch B, translator `t-model`, judge `j-model`, prompt `p1`):
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,11 +73,12 @@ def usage(role: str, index: int, attempt: int) -> dict[str, Any]:
     return {"prompt_tokens": 10, "completion_tokens": 5, "reasoning_tokens": reasoning}
 
 
-async def seed(session: AsyncSession) -> None:
+async def seed(session: AsyncSession, extra: Sequence[dict[str, Any]] = ()) -> None:
+    """The data above, and `extra` screenings specified the same way."""
     await batches.add(
         session, batch_id=BATCH, name="b", total=6, idempotency_key=None, body_sha256="0" * 64
     )
-    for index, spec in enumerate([*SCREENINGS, OTHER]):
+    for index, spec in enumerate([*SCREENINGS, OTHER, *extra]):
         await _screening(session, index, spec)
     await session.commit()
 
@@ -263,11 +266,11 @@ async def test_an_empty_database_reports_zeros(bare_api: Api) -> None:
     assert report["human"] == NO_HUMAN
 
 
-async def _seed_url(url: str) -> None:
+async def seed_database(url: str, extra: Sequence[dict[str, Any]] = ()) -> None:
     engine = create_engine(url)
     try:
         async with make_session_factory(engine)() as session:
-            await seed(session)
+            await seed(session, extra)
     finally:
         await engine.dispose()
 
@@ -275,7 +278,7 @@ async def _seed_url(url: str) -> None:
 def test_the_terminal_report_prints_the_known_numbers(
     database_url: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    asyncio.run(_seed_url(database_url))
+    asyncio.run(seed_database(database_url))
     monkeypatch.setenv("FAITHSCREEN_DATABASE_URL", database_url)
     result = CliRunner().invoke(cli, ["report", "--batch", BATCH])
     assert result.exit_code == 0, result.output
@@ -297,3 +300,45 @@ def test_the_terminal_report_prints_the_known_numbers(
     ):
         assert expected in lines, f"{expected!r} not in:\n{result.output}"
     assert "t-model-2" not in result.output
+
+
+def test_the_html_report_is_written_with_the_known_numbers(
+    database_url: str, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    asyncio.run(seed_database(database_url))
+    monkeypatch.setenv("FAITHSCREEN_DATABASE_URL", database_url)
+    target = tmp_path / "report.html"
+    result = CliRunner().invoke(cli, ["report", "--batch", BATCH, "--html", str(target)])
+    assert result.exit_code == 0, result.output
+    # The tables still go to stdout; the note about the file to stderr.
+    assert "Screenings: 6" in result.stdout and str(target) not in result.stdout
+    assert result.stderr.strip() == f"wrote {target}"
+    page = target.read_text(encoding="utf-8")
+    for expected in (
+        f"Filters: batch {BATCH}.",
+        "6 finished screenings",
+        "<h3>translator / t-model / prompt p1</h3>",
+        "<h3>judge / j-model / prompt p1</h3>",
+        "<td>format retry</td><td>n&lt;10 (2/6)</td>",
+        "<td>latency ms</td><td>p50 100, p95 500</td>",
+        "<td>tokens</td><td>prompt 80, completion 40, reasoning 7</td>",
+        "Cohen's kappa <strong>0.500</strong> over 4 screenings",
+        "<td>judge_mismatch</td><td>3</td>",
+    ):
+        assert expected in page, expected
+    assert "t-model-2" not in page
+    # Outcomes, reasons, readings, latency, a rate chart per group, the human rates.
+    assert page.count('<svg class="chart"') == 7
+
+
+@pytest.mark.parametrize("where", ["missing-folder/report.html", "a-folder"])
+def test_an_html_path_that_cannot_be_written_is_refused_before_reading(
+    where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    (tmp_path / "a-folder").mkdir()
+    # No database answers at this URL: the path is refused before one is asked.
+    monkeypatch.setenv("FAITHSCREEN_DATABASE_URL", f"sqlite+aiosqlite:///{tmp_path}/no/db.sqlite")
+    result = CliRunner().invoke(cli, ["report", "--html", str(tmp_path / where)])
+    assert result.exit_code == 1
+    assert result.stderr.startswith(f"faithscreen report: cannot write {tmp_path / where}: ")
+    assert result.stdout == ""

@@ -1,0 +1,158 @@
+"""The summary report as one self-contained HTML page (pure: report in, text out).
+
+Inline CSS and inline SVG charts (charts.py); no script and no external resource, and a
+Content-Security-Policy that forbids both, so the file reads the same offline, from a mail
+attachment or an artefact store. Every text from the data (model names, prompt versions,
+reasons, filters) is escaped. Rates read as in the terminal (text.rate_text): a share with
+its counts and 95% Wilson interval, or `n<10 (k/n)` where a share would mislead.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from html import escape
+
+from app.reports.charts import bar_chart, interval_chart, latency_chart, stacked_chart
+from app.reports.stats import TOO_FEW
+from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
+from app.reports.text import group_rows, group_title, human_rows
+
+OUTCOME_COLOURS = {"passed": "#3a8f5c", "flagged": "#c2423a", "needs_review": "#d89a2b"}
+READING_COLOURS = {
+    "ok": "#3a8f5c",
+    "model_unclear": "#d89a2b",
+    "unreadable": "#c2423a",
+    "truncated": "#8e5fb5",
+    "empty": "#9aa3ab",
+    "provider_error": "#6b2e2a",
+    "refused": "#4c6fa8",
+}
+STYLE = """
+body { font: 15px/1.45 system-ui, sans-serif; color: #1d252c; margin: 0; background: #f6f7f8; }
+main { max-width: 960px; margin: 0 auto; padding: 24px; background: #fff; }
+h1 { font-size: 1.6em; margin: 0 0 4px; }
+h2 { font-size: 1.25em; margin: 32px 0 8px; border-bottom: 1px solid #d5dadf; }
+h3 { font-size: 1.05em; margin: 20px 0 6px; }
+.meta, .hint { color: #5f6b76; }
+table { border-collapse: collapse; margin: 8px 0 16px; }
+th, td { text-align: left; padding: 3px 12px 3px 0; border-bottom: 1px solid #eceff1;
+  vertical-align: top; }
+th { font-weight: 600; }
+svg.chart { display: block; max-width: 100%; height: auto; margin: 8px 0 20px; }
+svg.chart text { font: 12px system-ui, sans-serif; fill: #1d252c; }
+svg.chart text.heading { font-weight: 600; font-size: 13px; }
+svg.chart text.note, svg.chart text.tick { fill: #5f6b76; }
+svg.chart line { stroke: #1d252c; stroke-width: 1.5; }
+svg.chart line.grid { stroke: #dde2e6; stroke-width: 1; }
+svg.chart circle { fill: #2b6ca3; }
+"""
+# No script, no fetch, no font or image from anywhere: only the inline style may apply.
+CSP = "default-src 'none'; style-src 'unsafe-inline'"
+
+
+def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: datetime) -> str:
+    """The whole page; `filters` are the ones the report was read with, label -> value."""
+    body = [
+        "<main>",
+        *_header(summary, filters, generated_at),
+        *_outcomes(summary),
+        *_groups(summary.groups),
+        *_agreement(summary.agreement),
+        *_human(summary.human),
+        "</main>",
+    ]
+    return _page("FaithScreen report", body)
+
+
+def _page(title: str, body: Sequence[str]) -> str:
+    head = [
+        "<!doctype html>",
+        '<html lang="en"><head><meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
+        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
+    ]
+    return "\n".join([*head, *body, "</body></html>"]) + "\n"
+
+
+def _header(summary: Summary, filters: Mapping[str, str], generated_at: datetime) -> list[str]:
+    chosen = ", ".join(f"{escape(k)} {escape(v)}" for k, v in filters.items())
+    return [
+        "<h1>FaithScreen report</h1>",
+        f'<p class="meta">Generated {escape(generated_at.isoformat(timespec="seconds"))}. '
+        f"Filters: {chosen or 'none (everything stored)'}.</p>",
+        f"<p>{summary.screenings} finished screenings. Passing is evidence, never "
+        f"certification. A rate over fewer than {TOO_FEW} cases shows only its counts.</p>",
+    ]
+
+
+def _outcomes(summary: Summary) -> list[str]:
+    outcomes = list(summary.outcomes.items())
+    reasons = list(summary.reasons.items())
+    parts = ["<h2>Outcomes and reasons</h2>", bar_chart("Outcomes", outcomes, OUTCOME_COLOURS)]
+    parts.append(_table(["outcome", "screenings"], [[k, str(v)] for k, v in outcomes]))
+    if not reasons:
+        return [*parts, '<p class="hint">No reasons recorded.</p>']
+    parts.append(bar_chart("Reasons", reasons, {}))
+    return [*parts, _table(["reason", "screenings"], [[k, str(v)] for k, v in reasons])]
+
+
+def _groups(groups: Sequence[GroupReport]) -> list[str]:
+    parts = ["<h2>Calls per role × model × prompt version</h2>"]
+    if not groups:
+        return [*parts, '<p class="hint">No calls recorded.</p>']
+    readings = [(group_title(g), g.readings) for g in groups]
+    latency = [(group_title(g), g.latency_p50_ms, g.latency_p95_ms) for g in groups]
+    return [
+        *parts,
+        stacked_chart("Final readings", readings, READINGS, READING_COLOURS),
+        latency_chart("Latency p50 (dark) and p95 (light), ms", latency),
+        *(line for group in groups for line in _group(group)),
+    ]
+
+
+def _group(group: GroupReport) -> list[str]:
+    rates = [
+        ("format retry", group.format_retry),
+        ("retry recovered", group.retry_recovered),
+        ("truncation", group.truncation),
+        ("flagged precision", group.human.flagged_precision),
+        ("false pass", group.human.false_pass),
+    ]
+    counts = [["screenings", str(group.screenings)], ["calls", str(group.calls)]]
+    return [
+        f"<h3>{escape(group_title(group))}</h3>",
+        interval_chart("Rates with 95% intervals", rates),
+        _table([], [*counts, *group_rows(group)]),
+    ]
+
+
+def _agreement(agreement: Agreement) -> list[str]:
+    kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+    return [
+        "<h2>Translator and judge agreement</h2>",
+        f"<p>Cohen's kappa <strong>{kappa}</strong> over {agreement.screenings} screenings "
+        "where both final readings were read (status ok).</p>",
+    ]
+
+
+def _human(human: HumanRates) -> list[str]:
+    rates = [("flagged precision", human.flagged_precision), ("false pass", human.false_pass)]
+    return [
+        "<h2>Against people's decisions</h2>",
+        '<p class="hint">Flagged precision: flagged screenings a person judged mismatch. '
+        "False pass: audited passed screenings a person judged mismatch.</p>",
+        interval_chart("Rates against people's decisions, 95% intervals", rates),
+        _table(["rate", "value"], human_rows(human)),
+    ]
+
+
+def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    """A table with a header row when `columns` are given."""
+    cells = "".join(f"<th>{escape(c)}</th>" for c in columns)
+    header = f"<tr>{cells}</tr>" if columns else ""
+    body = "".join(
+        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
+    )
+    return f"<table>{header}{body}</table>"
