@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
@@ -102,6 +103,32 @@ class ScreeningSummary(BaseModel):
         return cls.model_validate(screening, from_attributes=True)
 
 
+class RulingOut(BaseModel):
+    """An outcome this screening has had, under the versions that decided it."""
+
+    outcome: Outcome
+    reasons: list[str]
+    parser_version: str
+    policy_version: str
+    evidence_version: str
+    rescore_id: str | None = Field(description="The re-scoring run; null for the pipeline's.")
+    created_at: datetime
+
+
+class ReadingOut(BaseModel):
+    """A stored reply (the review `role`/`attempt`) read again by a re-scoring run."""
+
+    role: str
+    attempt: int
+    verdict: str
+    parse_status: str
+    back_translation: str | None
+    issues: str | None
+    parser_version: str
+    rescore_id: str
+    created_at: datetime
+
+
 class ScreeningOut(ScreeningSummary):
     informal: str
     formal: str
@@ -111,9 +138,24 @@ class ScreeningOut(ScreeningSummary):
     evidence_version: str | None
     error: str | None
     reviews: list[ReviewOut]
+    rulings: list[RulingOut] = Field(
+        default_factory=list,
+        description="Every outcome it has had, oldest first, once a re-scoring moved it "
+        "(empty until then: the outcome above is the pipeline's).",
+    )
+    readings: list[ReadingOut] = Field(
+        default_factory=list,
+        description="Its reviews read again by re-scoring runs, oldest first; the reviews "
+        "above are never changed.",
+    )
 
     @classmethod
-    def of(cls, screening: Screening) -> ScreeningOut:
+    def of(
+        cls,
+        screening: Screening,
+        rulings: Sequence[RulingOut] = (),
+        readings: Sequence[ReadingOut] = (),
+    ) -> ScreeningOut:
         data: dict[str, Any] = ScreeningSummary.of(screening).model_dump()
         pair = screening.pair
         return cls(
@@ -126,6 +168,8 @@ class ScreeningOut(ScreeningSummary):
             evidence_version=screening.evidence_version,
             error=screening.error,
             reviews=[ReviewOut.of(r) for r in screening.reviews],
+            rulings=list(rulings),
+            readings=list(readings),
         )
 
 

@@ -7,6 +7,7 @@ from app.models.decision import Decision, DecisionIsAppendOnly
 from app.models.job import Job, JobStatus
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem
+from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, RulingRow
 from app.models.review import Review, ReviewIsAppendOnly
 from app.models.screening import Screening
 
@@ -22,8 +23,12 @@ __all__ = [
     "JobStatus",
     "PairRow",
     "QueueItem",
+    "ReadingRow",
+    "Rescore",
+    "RescoreRowIsAppendOnly",
     "Review",
     "ReviewIsAppendOnly",
+    "RulingRow",
     "Screening",
     "metadata",
 ]

@@ -10,6 +10,8 @@ from fastapi import APIRouter, Query
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.schemas import (
     Accepted,
+    ReadingOut,
+    RulingOut,
     ScreeningOut,
     ScreeningPage,
     ScreeningSummary,
@@ -19,7 +21,7 @@ from app.auth.dependencies import submitter_access
 from app.errors import AppError, NotFound
 from app.intake import screenings as intake
 from app.intake.requests import ScreeningRequest, StorableText
-from app.repositories import screenings
+from app.repositories import rescores, screenings
 from app.vocabulary import Outcome, ScreeningStatus
 
 # Submitters and above (issue 5: every /v1 endpoint needs a key).
@@ -46,7 +48,12 @@ async def get_screening(screening_id: str, session: SessionDep) -> ScreeningOut:
     screening = None if "\x00" in screening_id else await screenings.get(session, screening_id)
     if screening is None:
         raise NotFound("screening", screening_id)
-    return ScreeningOut.of(screening)
+    rulings, readings = await rescores.history(session, screening_id)
+    return ScreeningOut.of(
+        screening,
+        [RulingOut.model_validate(r, from_attributes=True) for r in rulings],
+        [ReadingOut.model_validate(r, from_attributes=True) for r in readings],
+    )
 
 
 @router.get("", response_model=ScreeningPage, responses=error_responses(422))

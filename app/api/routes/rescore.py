@@ -1,0 +1,62 @@
+"""/v1/rescore: replay stored replies with the current parser and policy (admins only)."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from app.api.deps import RuntimeDep
+from app.api.schemas import error_responses
+from app.auth.dependencies import AdminDep
+from app.repositories.rescores import Scope
+from app.rescore.diff import MAX_LISTED_IDS
+from app.rescore.service import rescore
+
+router = APIRouter(prefix="/v1/rescore", tags=["rescore"])
+
+
+class RescoreRequest(BaseModel):
+    """Exactly one of `batch_id`, `since` or `all: true`; `apply` writes the changes."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    batch_id: str | None = Field(default=None, max_length=36)
+    since: datetime | None = Field(default=None, description="Created at or after (UTC).")
+    all: bool = False
+    apply: bool = False
+
+    @model_validator(mode="after")
+    def one_scope(self) -> RescoreRequest:
+        chosen = [self.batch_id is not None, self.since is not None, self.all]
+        if sum(chosen) != 1:
+            raise ValueError("give exactly one scope: batch_id, since, or all: true")
+        return self
+
+    def scope(self) -> Scope:
+        return Scope(batch_id=self.batch_id, since=self.since)
+
+
+@router.post("", responses=error_responses(422))
+async def rescore_screenings(
+    body: RescoreRequest, runtime: RuntimeDep, principal: AdminDep
+) -> dict[str, Any]:
+    """Re-read every stored raw reply in scope with the current parser and re-decide with
+    the current policy and evidence checks; no model is called. Without `apply` nothing is
+    written: the answer is the diff (how many outcomes would change, from -> to, reasons
+    added and removed, readings that moved) and the changed screening ids (at most 10,000;
+    `changed_ids_truncated` says when there were more). With `apply` the changes are
+    recorded as new rows under the new versions (`rescore_id` names the run); nothing
+    stored is overwritten. Runs to the end before answering."""
+    settings = runtime.settings
+    run = await rescore(
+        runtime.sessions,
+        body.scope(),
+        apply=body.apply,
+        actor=principal.name,
+        format_retries=settings.format_retries,
+        audit_rate=settings.audit_rate,
+    )
+    return {"rescore_id": run.rescore_id, **run.diff.as_json(max_ids=MAX_LISTED_IDS)}

@@ -1,0 +1,180 @@
+"""What a re-scoring run would change (or changed): counts by transition and reason. Pure.
+
+Each screening in scope is compared with its current state (the outcome and reasons on the
+screening row, and the current reading of each stored review). A screening whose outcome or
+reasons would change is a *change*. A change that comes with no new version (the readings
+were already under the current parser, the outcome under the current policy and evidence
+versions) is *unversioned*: a code change was made without bumping its version. It is
+reported and never applied, since the rows it would write could not be told apart from the
+ones they replace.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from app.contract.reading import Reading
+from app.pipeline.ruling import ScreeningRuling
+
+# Beyond this many, `changed_ids` over the API is cut short (the CLI writes all to a file).
+MAX_LISTED_IDS = 10_000
+
+
+@dataclass(frozen=True, slots=True)
+class CurrentState:
+    """A screening as stored now: what a replay is compared with."""
+
+    screening_id: str
+    outcome: str
+    reasons: tuple[str, ...]
+    evidence: tuple[Mapping[str, str], ...]
+    policy_version: str | None
+    evidence_version: str | None
+    # When the row last changed: a write succeeds only if it is still this.
+    updated_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    current: CurrentState
+    ruling: ScreeningRuling
+    # The parser version(s) of the readings before, and of the replayed ones.
+    parser_version_before: str
+    parser_version: str
+    # review id -> (reading now, reading replayed), for readings that differ in content or
+    # in parser version (all are written when the change is applied).
+    readings: Mapping[int, tuple[Reading, Reading]]
+    unversioned: bool
+
+    @property
+    def transition(self) -> str:
+        return f"{self.current.outcome} -> {self.ruling.ruling.outcome.value}"
+
+
+def reading_label(reading: Reading) -> str:
+    """`ok/faithful`, `invalid/unclear`...: status first, it says why."""
+    return f"{reading.parse_status.value}/{reading.verdict.value}"
+
+
+def readings_differ(before: Reading, after: Reading) -> bool:
+    return (before.verdict, before.parse_status, before.back_translation, before.issues) != (
+        after.verdict,
+        after.parse_status,
+        after.back_translation,
+        after.issues,
+    )
+
+
+def parser_versions(readings: Iterable[Reading]) -> str:
+    """The parser version of a set of readings; comma-joined when they differ."""
+    return ",".join(sorted({r.parser_version for r in readings}))
+
+
+def compare(
+    current: CurrentState,
+    ruling: ScreeningRuling,
+    before: Mapping[int, Reading],
+    after: Mapping[int, Reading],
+) -> Change | None:
+    """The change replaying this screening makes, or None when its outcome and reasons stay.
+    (Readings may still differ, say in a back-translation, without moving the outcome: such
+    a screening is unchanged, and nothing is written for it.)"""
+    new = ruling.ruling
+    if (new.outcome.value, new.reasons) == (current.outcome, current.reasons):
+        return None
+    parser_version, parser_version_before = (
+        parser_versions(after.values()),
+        parser_versions(before.values()),
+    )
+    unversioned = (
+        parser_version == parser_version_before
+        and new.policy_version == current.policy_version
+        and ruling.evidence_version == current.evidence_version
+    )
+    differing = {
+        review_id: (before[review_id], reading)
+        for review_id, reading in after.items()
+        if readings_differ(before[review_id], reading)
+        or before[review_id].parser_version != reading.parser_version
+    }
+    return Change(current, ruling, parser_version_before, parser_version, differing, unversioned)
+
+
+@dataclass
+class Diff:
+    """Running totals over a re-scoring run."""
+
+    parser_version: str
+    policy_version: str
+    evidence_version: str
+    considered: int = 0
+    unchanged: int = 0
+    changed: int = 0
+    unversioned: int = 0
+    # The plan needed a call that was never made; decided without it (never a pass).
+    incomplete: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    transitions: Counter[str] = field(default_factory=Counter)
+    reasons_added: Counter[str] = field(default_factory=Counter)
+    reasons_removed: Counter[str] = field(default_factory=Counter)
+    readings: Counter[str] = field(default_factory=Counter)
+    changed_ids: list[str] = field(default_factory=list)
+    # Set once the run has written its changes.
+    applied: int = 0
+    # Changed by someone else between reading and writing: left for the next run.
+    raced: int = 0
+
+    def skip(self, cause: str) -> None:
+        self.considered += 1
+        self.skipped[cause] += 1
+
+    def add(self, change: Change | None, *, incomplete: bool) -> None:
+        self.considered += 1
+        self.incomplete += incomplete
+        if change is None:
+            self.unchanged += 1
+            return
+        self.changed += 1
+        self.unversioned += change.unversioned
+        self.transitions[change.transition] += 1
+        before, after = set(change.current.reasons), set(change.ruling.ruling.reasons)
+        self.reasons_added.update(after - before)
+        self.reasons_removed.update(before - after)
+        self.readings.update(
+            f"{reading_label(old)} -> {reading_label(new)}"
+            for old, new in change.readings.values()
+            if reading_label(old) != reading_label(new)
+        )
+        self.changed_ids.append(change.current.screening_id)
+
+    def as_json(self, *, max_ids: int | None = None) -> dict[str, Any]:
+        ids: Sequence[str] = self.changed_ids
+        return {
+            "versions": {
+                "parser": self.parser_version,
+                "policy": self.policy_version,
+                "evidence": self.evidence_version,
+            },
+            "considered": self.considered,
+            "unchanged": self.unchanged,
+            "changed": self.changed,
+            "unversioned": self.unversioned,
+            "incomplete": self.incomplete,
+            "skipped": dict(sorted(self.skipped.items())),
+            "transitions": _by_count(self.transitions),
+            "reasons_added": _by_count(self.reasons_added),
+            "reasons_removed": _by_count(self.reasons_removed),
+            "readings": _by_count(self.readings),
+            "applied": self.applied,
+            "raced": self.raced,
+            "changed_ids": list(ids if max_ids is None else ids[:max_ids]),
+            "changed_ids_truncated": max_ids is not None and len(ids) > max_ids,
+        }
+
+
+def _by_count(counts: Counter[str]) -> dict[str, int]:
+    return dict(sorted(counts.items(), key=lambda item: (-item[1], item[0])))

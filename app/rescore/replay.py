@@ -1,0 +1,150 @@
+"""Replaying one stored screening with the current parser and policy, without a model. Pure.
+
+Every stored raw reply is read again (`reread`), then each role's calls are walked the way
+the pipeline's plan (`app/pipeline/plan.py`) would walk them with the new readings
+(`replay_role`): the first `ok` reading is the role's answer, format retries follow an
+unreadable reply, confirmations follow an `ok` mismatch. Where the plan would now ask for a
+call that was never made (a format retry after a reply the old parser could read, a
+confirmation after a reply it read as faithful), the replay stops there: no call is made,
+and the ruling is what the policy gives without it, which never passes (an unreadable
+reading stays unreadable, an unconfirmed mismatch needs review). Such a replay is marked
+`incomplete` so the diff can say how many there were.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
+
+from app.contract import PARSER_VERSION, read_call
+from app.contract.call import failed_call_reading
+from app.contract.reading import Reading
+from app.pipeline.plan import Limits, PastCall, plan_next
+from app.pipeline.ruling import ScreeningRuling, decide_pair
+from app.policy import RoleResult
+from app.vocabulary import Pair, ParseStatus, Purpose, Role
+
+# (content, finish_reason) -> Reading: the parser entry point.
+Reader = Callable[[str | None, str | None], Reading]
+
+
+@dataclass(frozen=True, slots=True)
+class Parser:
+    """The parser a replay reads with, and the version every reading it gives carries (a
+    parameter, so that a changed parser can be replayed before it is installed)."""
+
+    read: Reader = read_call
+    version: str = PARSER_VERSION
+
+
+# The parser installed now: what `faithscreen rescore` and POST /v1/rescore read with.
+CURRENT_PARSER = Parser()
+
+
+# Statuses that record what happened to the call, not what its text says: there is no
+# text to read again (a failed call) or the provider's refusal came in a field of its own.
+CALL_OUTCOME_STATUSES = frozenset({ParseStatus.PROVIDER_ERROR, ParseStatus.REFUSED})
+
+
+@dataclass(frozen=True, slots=True)
+class StoredCall:
+    """What a replay needs of one stored review."""
+
+    review_id: int
+    role: Role
+    attempt: int
+    purpose: Purpose
+    raw_response: str | None
+    finish_reason: str | None
+    # The reading the screening's current outcome was decided with.
+    reading: Reading
+
+
+@dataclass(frozen=True, slots=True)
+class RoleReplay:
+    result: RoleResult
+    # The plan wanted a call that was never made: the result is decided without it.
+    incomplete: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Replay:
+    ruling: ScreeningRuling
+    # review id -> its new reading, for every stored call (used or not by the plan).
+    readings: dict[int, Reading]
+    incomplete: bool
+
+
+def reread(call: StoredCall, parser: Parser = CURRENT_PARSER) -> Reading:
+    """The stored reply read again, under `parser`'s version. A failed or refused call
+    keeps its status: nothing in it is text for the parser."""
+    if call.reading.parse_status in CALL_OUTCOME_STATUSES:
+        reading = failed_call_reading(call.reading.parse_status)
+    else:
+        reading = parser.read(call.raw_response, call.finish_reason)
+    return replace(reading, parser_version=parser.version)
+
+
+def replay_role(
+    calls: Sequence[StoredCall], readings: dict[int, Reading], limits: Limits
+) -> RoleReplay:
+    """The role's result as the plan reaches it over the stored calls, in attempt order,
+    with `readings` in place of the stored ones."""
+    remaining = sorted(calls, key=lambda c: c.attempt)
+    past: list[PastCall] = []
+    while True:
+        step = plan_next(past, limits)
+        if isinstance(step, RoleResult):
+            return RoleReplay(step, incomplete=False)
+        made = next((c for c in remaining if c.purpose is step.purpose), None)
+        if made is None:
+            return RoleReplay(_without_missing_call(past), incomplete=True)
+        remaining = [c for c in remaining if c.attempt > made.attempt]
+        past.append(
+            PastCall(
+                attempt=step.attempt,
+                purpose=step.purpose,
+                reading=readings[made.review_id],
+                raw_response=made.raw_response,
+                max_tokens=step.max_tokens,
+            )
+        )
+
+
+def _without_missing_call(past: Sequence[PastCall]) -> RoleResult:
+    """What the plan concludes when it cannot have the call it asked for next: the last
+    primary reading stands (exhausted retries), with the confirmations made so far."""
+    primary = [c for c in past if c.purpose is not Purpose.CONFIRMATION]
+    chosen = next((c for c in primary if c.reading.parse_status is ParseStatus.OK), primary[-1])
+    repeats = tuple(c.reading for c in past if c.purpose is Purpose.CONFIRMATION)
+    return RoleResult(chosen.reading, repeats)
+
+
+def replay(
+    pair: Pair,
+    calls: Sequence[StoredCall],
+    *,
+    confirmations: int,
+    format_retries: int,
+    parser: Parser = CURRENT_PARSER,
+) -> Replay:
+    """Re-read every call and re-decide the pair. Raises ValueError when a role has no
+    stored review call: there is nothing to replay (see `replayable`)."""
+    if not replayable(calls):
+        raise ValueError("each role needs a stored review call: nothing to replay")
+    readings = {call.review_id: reread(call, parser) for call in calls}
+    # Token budgets do not matter here: no call is made. Only the counts steer the plan.
+    limits = Limits(format_retries, confirmations, max_tokens=1, max_tokens_ceiling=1)
+    roles = {
+        role: replay_role([c for c in calls if c.role is role], readings, limits) for role in Role
+    }
+    ruling = decide_pair(
+        pair, roles[Role.TRANSLATOR].result, roles[Role.JUDGE].result, confirmations
+    )
+    return Replay(ruling, readings, any(r.incomplete for r in roles.values()))
+
+
+def replayable(calls: Sequence[StoredCall]) -> bool:
+    """Both roles have their first call stored (a screening given up as `job_failed`
+    before its calls returned has nothing to read again)."""
+    return {c.role for c in calls if c.purpose is Purpose.REVIEW} == set(Role)

@@ -1,0 +1,55 @@
+"""A re-scoring diff as plain text for the terminal. Pure."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from app.rescore.diff import Diff
+
+
+def diff_text(diff: Diff, rescore_id: str | None) -> str:
+    versions = (
+        f"parser {diff.parser_version}, policy {diff.policy_version}, "
+        f"evidence {diff.evidence_version}"
+    )
+    lines = [
+        f"Replayed {diff.considered} screenings with {versions}.",
+        f"  unchanged {diff.unchanged}, changed {diff.changed}",
+    ]
+    if diff.skipped:
+        skipped = ", ".join(f"{cause} {n}" for cause, n in sorted(diff.skipped.items()))
+        lines.append(f"  skipped (nothing to replay): {skipped}")
+    if diff.incomplete:
+        lines.append(
+            f"  {diff.incomplete} replays needed a call that was never made and were decided "
+            "without it (never a pass)"
+        )
+    lines += _section("Outcomes (from -> to)", diff.transitions)
+    lines += _section("Reasons added", diff.reasons_added)
+    lines += _section("Reasons removed", diff.reasons_removed)
+    lines += _section("Readings (status/verdict, from -> to)", diff.readings)
+    if diff.unversioned:
+        lines += [
+            "",
+            f"WARNING: {diff.unversioned} changes come with no new version: the parser, "
+            "policy or evidence code changed without its version. They are not applied; "
+            "bump PARSER_VERSION, POLICY_VERSION or EVIDENCE_VERSION.",
+        ]
+    lines.append("")
+    if rescore_id is None:
+        lines.append("Dry run: nothing was written (--apply records the changes).")
+    else:
+        lines.append(f"Applied as rescore {rescore_id}: {diff.applied} screenings changed.")
+        if diff.raced:
+            lines.append(
+                f"{diff.raced} screenings changed meanwhile and were left: run again for them."
+            )
+    return "\n".join(lines) + "\n"
+
+
+def _section(title: str, counts: Mapping[str, int]) -> list[str]:
+    if not counts:
+        return []
+    width = max(len(key) for key in counts)
+    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
+    return ["", title] + [f"  {key.ljust(width)}  {n}" for key, n in ordered]

@@ -1,0 +1,397 @@
+"""Re-scoring over stored data: `faithscreen rescore` and POST /v1/rescore, on SQLite and
+PostgreSQL. No test here calls a model for the rescore itself.
+
+The constructed data (written as an old, wrong parser `naive-0` would have read it: the
+first `VERDICT:` anywhere in the text, so a back-translation quoting "VERDICT: FAITHFUL"
+passed a reply that says MISMATCH):
+
+    QUOTED   batch B   passed  T reply quotes "VERDICT: FAITHFUL", says MISMATCH   J FAITHFUL
+    CLEAN    batch B   passed  both FAITHFUL, read by the current parser
+    FAILED   batch B   needs_review (job_failed), no calls
+    ELSEWHERE no batch passed  as QUOTED
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sqlalchemy import func, select, text
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from typer.testing import CliRunner
+
+from app.cli.root import cli
+from app.contract import PARSER_VERSION, read_call
+from app.contract.reading import Reading
+from app.db.engine import create_engine, make_session_factory
+from app.evidence import EVIDENCE_VERSION
+from app.models import QueueItem, ReadingRow, Rescore, Review, RulingRow, Screening
+from app.policy import POLICY_VERSION
+from app.repositories import batches, pairs, reviews, screenings
+from app.repositories.rescores import Scope
+from app.repositories.reviews import ReviewRecord
+from app.rescore.replay import CURRENT_PARSER, Parser
+from app.rescore.service import RescoreRun, rescore
+from app.settings import Settings
+from app.vocabulary import Pair, ParseStatus, Verdict
+from tests.integration.batches_support import wait_batch_done
+from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
+from tests.support.scripted_openai import HttpError, Reply, contract_reply
+
+BATCH = "00000000-0000-4000-8000-0000000000c1"
+FAITHFUL = contract_reply("FAITHFUL")
+QUOTING = contract_reply(
+    "MISMATCH",
+    back_translation='It restates the claim "VERDICT: FAITHFUL" but for all n, not n > 0.',
+    issues="drops the hypothesis n > 0",
+)
+UNREADABLE = "Looks right to me.\n"
+
+
+def naive_read(content: str | None, finish_reason: str | None) -> Reading:
+    """The old parser: the first VERDICT anywhere in the reply."""
+    found = re.search(r"VERDICT:\s*(FAITHFUL|MISMATCH|UNCLEAR)", content or "")
+    if found is None:
+        return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "naive-0")
+    return Reading(Verdict(found.group(1).lower()), ParseStatus.OK, None, None, "naive-0")
+
+
+def lenient_read(content: str | None, finish_reason: str | None) -> Reading:
+    """An old parser that took anything for FAITHFUL."""
+    return Reading(Verdict.FAITHFUL, ParseStatus.OK, None, None, "lenient-0")
+
+
+async def dry_run(
+    sessions: async_sessionmaker[AsyncSession], scope: Scope, parser: Parser | None = None
+) -> RescoreRun:
+    return await rescore(
+        sessions, scope, apply=False, actor="t", format_retries=2, audit_rate=0.0,
+        parser=parser or CURRENT_PARSER,
+    )  # fmt: skip
+
+
+def pair(n: int) -> Pair:
+    informal = f"For every natural number n, n + {n} = {n} + n."
+    return Pair(informal, f"theorem t{n} (n : ℕ) : n + {n} = {n} + n := by sorry")
+
+
+async def stored_screening(
+    session: AsyncSession,
+    n: int,
+    replies: tuple[str, str] | None,
+    *,
+    batch_id: str | None = BATCH,
+    outcome: str = "passed",
+    reasons: tuple[str, ...] = (),
+    read: Any = naive_read,
+) -> str:
+    """A finished screening whose reviews were read by `read` (the old parser by default)."""
+    row = await pairs.get_or_create(session, pair(n))
+    screening = await screenings.add(
+        session, pair_id=row.id, external_id=f"x{n}", batch_id=batch_id, confirmations=0
+    )
+    await screenings.record_outcome(
+        session, screening.id, outcome=outcome, reasons=list(reasons), evidence=[],
+        policy_version=POLICY_VERSION, evidence_version=EVIDENCE_VERSION,
+    )  # fmt: skip
+    for role, reply in zip(("translator", "judge"), replies or (), strict=False):
+        reading = read(reply, "stop")
+        await reviews.add(
+            session,
+            ReviewRecord(
+                screening_id=screening.id, role=role, attempt=1, purpose="review",
+                raw_response=reply, finish_reason="stop", verdict=reading.verdict.value,
+                parse_status=reading.parse_status.value, parser_version=reading.parser_version,
+            ),
+        )  # fmt: skip
+    return screening.id
+
+
+async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+    async with sessions() as session:
+        await batches.add(
+            session, batch_id=BATCH, name="b", total=3, idempotency_key=None, body_sha256="0" * 64
+        )
+        ids = {
+            "quoted": await stored_screening(session, 1, (QUOTING, FAITHFUL)),
+            "clean": await stored_screening(session, 2, (FAITHFUL, FAITHFUL), read=read_call),
+            "failed": await stored_screening(
+                session, 3, None, outcome="needs_review", reasons=("job_failed",)
+            ),
+            "elsewhere": await stored_screening(session, 4, (QUOTING, FAITHFUL), batch_id=None),
+        }
+        await session.commit()
+    return ids
+
+
+@pytest.fixture
+async def sessions(database_url: str) -> Any:
+    engine = create_engine(database_url)
+    yield make_session_factory(engine)
+    await engine.dispose()
+
+
+async def counts(sessions: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+    models = {"readings": ReadingRow, "rulings": RulingRow, "rescores": Rescore}
+    models |= {"reviews": Review, "queue_items": QueueItem}
+    async with sessions() as session:
+        return {
+            name: (await session.execute(select(func.count()).select_from(model))).scalar_one()
+            for name, model in models.items()
+        }
+
+
+async def outcome_of(sessions: async_sessionmaker[AsyncSession], screening_id: str) -> str:
+    async with sessions() as session:
+        screening = await session.get(Screening, screening_id)
+        assert screening is not None and screening.outcome is not None
+        return screening.outcome
+
+
+def run_cli(database_url: str, *args: str) -> str:
+    result = CliRunner().invoke(cli, ["rescore", *args, "--database-url", database_url])
+    assert result.exit_code == 0, result.output
+    return result.stdout
+
+
+# --- The diff: nothing written ---------------------------------------------------------
+
+
+async def test_a_dry_run_prints_the_diff_and_writes_nothing(
+    sessions: async_sessionmaker[AsyncSession], database_url: str, tmp_path: Path
+) -> None:
+    ids = await seed(sessions)
+    before = await counts(sessions)
+    ids_file = tmp_path / "changed.txt"
+    output = await asyncio.to_thread(run_cli, database_url, "--all", "--changed-ids", str(ids_file))
+    assert "Replayed 4 screenings" in output
+    assert "unchanged 1, changed 2" in output
+    assert "skipped (nothing to replay): job_failed 1" in output
+    assert re.search(r"passed -> flagged\s+2", output)
+    assert re.search(r"translator_mismatch\s+2", output)
+    assert re.search(r"ok/faithful -> ok/mismatch\s+2", output)
+    assert "Dry run: nothing was written" in output
+    assert sorted(ids_file.read_text().split()) == sorted([ids["quoted"], ids["elsewhere"]])
+    assert await counts(sessions) == before
+    assert await outcome_of(sessions, ids["quoted"]) == "passed"
+
+
+async def test_the_scope_is_one_batch_or_a_time(
+    sessions: async_sessionmaker[AsyncSession], database_url: str
+) -> None:
+    ids = await seed(sessions)
+    output = await asyncio.to_thread(run_cli, database_url, "--batch", BATCH, "--json")
+    diff = json.loads(output)
+    assert (diff["considered"], diff["changed"], diff["changed_ids"]) == (3, 1, [ids["quoted"]])
+    output = await asyncio.to_thread(run_cli, database_url, "--since", "2999-01-01", "--json")
+    assert json.loads(output)["considered"] == 0
+
+
+def test_exactly_one_scope_is_required(database_url: str) -> None:
+    for args in ([], ["--all", "--batch", BATCH]):
+        result = CliRunner().invoke(cli, ["rescore", *args, "--database-url", database_url])
+        assert result.exit_code == 2
+        assert "exactly one of --batch ID, --since DATE or --all" in result.output
+
+
+# --- Applying: new rows, old rows kept ---------------------------------------------------
+
+
+async def test_applying_over_the_api_adds_rows_and_keeps_the_old_ones(
+    api: Api, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    ids = await seed(sessions)
+    response = await api.client.post("/v1/rescore", json={"batch_id": BATCH, "apply": True})
+    assert response.status_code == 200, response.text
+    body = response.json()
+    assert (body["changed"], body["applied"], body["raced"]) == (1, 1, 0)
+    assert body["versions"] == {
+        "parser": PARSER_VERSION, "policy": POLICY_VERSION, "evidence": EVIDENCE_VERSION
+    }  # fmt: skip
+    assert await outcome_of(sessions, ids["quoted"]) == "flagged"
+    assert await outcome_of(sessions, ids["elsewhere"]) == "passed"  # not in the batch
+
+    async with sessions() as session:
+        rulings = (await session.scalars(select(RulingRow).order_by(RulingRow.id))).all()
+        readings = (await session.scalars(select(ReadingRow).order_by(ReadingRow.review_id))).all()
+        mine = select(Review).where(Review.screening_id == ids["quoted"]).order_by(Review.id)
+        stored = (await session.scalars(mine)).all()
+        run = await session.get(Rescore, body["rescore_id"])
+    previous, new = rulings
+    assert (previous.outcome, previous.rescore_id) == ("passed", None)
+    assert previous.parser_version == "naive-0"
+    assert (new.outcome, new.rescore_id) == ("flagged", body["rescore_id"])
+    assert new.reasons == ["translator_mismatch"]
+    assert new.parser_version == PARSER_VERSION
+    # Both reviews are read again under the new version; the translator's verdict moved.
+    assert [(r.review_id, r.verdict, r.parser_version) for r in readings] == [
+        (stored[0].id, "mismatch", PARSER_VERSION), (stored[1].id, "faithful", PARSER_VERSION)
+    ]  # fmt: skip
+    # The stored reviews are as they were.
+    translator = stored[0]
+    assert translator.role == "translator"
+    assert (translator.verdict, translator.parser_version) == ("faithful", "naive-0")
+    assert translator.raw_response == QUOTING
+    assert run is not None and run.actor == "anonymous" and run.scope == {"batch_id": BATCH}
+    assert run.summary["applied"] == 1
+
+    # The screening's detail shows the new outcome, its history, and the re-reading next
+    # to the review it re-read.
+    detail = (await api.client.get(f"/v1/screenings/{ids['quoted']}")).json()
+    assert detail["outcome"] == "flagged"
+    assert [(r["outcome"], r["rescore_id"]) for r in detail["rulings"]] == [
+        ("passed", None), ("flagged", body["rescore_id"])
+    ]  # fmt: skip
+    assert [(r["role"], r["verdict"]) for r in detail["readings"]] == [
+        ("translator", "mismatch"), ("judge", "faithful")
+    ]  # fmt: skip
+    assert detail["reviews"][1]["verdict"] == "faithful"  # the review itself, as stored
+    clean = (await api.client.get(f"/v1/screenings/{ids['clean']}")).json()
+    assert (clean["rulings"], clean["readings"]) == ([], [])
+
+    # Applied twice: the second run finds nothing to change and writes nothing.
+    before = await counts(sessions)
+    again = await api.client.post("/v1/rescore", json={"batch_id": BATCH, "apply": True})
+    assert (again.json()["changed"], again.json()["applied"]) == (0, 0)
+    assert {k: v for k, v in (await counts(sessions)).items() if k != "rescores"} == {
+        k: v for k, v in before.items() if k != "rescores"
+    }
+
+
+async def test_the_api_wants_exactly_one_scope(api: Api) -> None:
+    for body in ({}, {"all": True, "batch_id": BATCH}, {"all": False}):
+        response = await api.client.post("/v1/rescore", json=body)
+        assert response.status_code == 422, body
+        assert "exactly one scope" in response.text
+
+
+async def test_a_screening_moved_to_needs_review_is_queued(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessions() as session:
+        moved = await stored_screening(
+            session, 5, (UNREADABLE, FAITHFUL), batch_id=None, read=lenient_read
+        )
+        await session.commit()
+    run = await rescore(
+        sessions, Scope(), apply=True, actor="test", format_retries=2, audit_rate=0.0
+    )
+    assert run.diff.as_json()["transitions"] == {"passed -> needs_review": 1}
+    assert run.diff.incomplete == 1  # the format retry the new parser wants was never made
+    async with sessions() as session:
+        item = (await session.scalars(select(QueueItem))).one()
+    assert (item.screening_id, item.reasons, item.audit) == (moved, ["translator_missing"], False)
+
+
+# --- A parser change over what the real pipeline stored ----------------------------------
+
+
+async def test_a_parser_change_is_replayed_and_diffed_without_a_model(
+    api: Api, scripted_openai: Any
+) -> None:
+    """The pipeline screens a batch with the current parser; a changed parser (here the old
+    naive one, as a regression would look) is replayed over it: the diff shows exactly the
+    outcome that would move, the current parser shows none, and no model is called."""
+    scripted_openai.script("n + 1 = 1 + n", model=TRANSLATOR_MODEL, steps=[Reply(QUOTING)])
+    scripted_openai.script(model=TRANSLATOR_MODEL, steps=[Reply(FAITHFUL)] * 5)
+    scripted_openai.script(model=JUDGE_MODEL, steps=[Reply(FAITHFUL)] * 6)
+    items = [{"informal": p.informal, "formal": p.formal} for p in map(pair, range(1, 4))]
+    accepted = await api.client.post("/v1/batches", json={"items": items})
+    batch = accepted.json()["id"]
+    done = await wait_batch_done(api, batch)
+    assert done["outcomes"] == {"passed": 2, "flagged": 1, "needs_review": 0}
+    calls = len(scripted_openai.requests)
+
+    sessions = api.runtime.sessions
+    same = await dry_run(sessions, Scope(batch_id=batch))
+    assert (same.diff.considered, same.diff.changed) == (3, 0)
+
+    changed = Parser(read=naive_read, version="naive-1")
+    summary = (await dry_run(sessions, Scope(batch_id=batch), changed)).diff.as_json()
+    assert summary["transitions"] == {"flagged -> passed": 1}
+    assert summary["reasons_removed"] == {"translator_mismatch": 1}
+    assert summary["versions"]["parser"] == "naive-1"
+    assert len(scripted_openai.requests) == calls
+
+
+async def test_a_parser_change_without_a_new_version_is_reported_and_not_applied(
+    api: Api, scripted_openai: Any
+) -> None:
+    scripted_openai.script(model=TRANSLATOR_MODEL, steps=[Reply(QUOTING)])
+    scripted_openai.script(model=JUDGE_MODEL, steps=[Reply(FAITHFUL)])
+    item = {"informal": pair(1).informal, "formal": pair(1).formal}
+    accepted = await api.client.post("/v1/batches", json={"items": [item]})
+    batch = accepted.json()["id"]
+    await wait_batch_done(api, batch)
+    sessions = api.runtime.sessions
+    before = await counts(sessions)
+    unbumped = Parser(read=naive_read, version=PARSER_VERSION)
+    run = await rescore(
+        sessions, Scope(batch_id=batch), apply=True, actor="t", format_retries=2,
+        audit_rate=0, parser=unbumped,
+    )  # fmt: skip
+    assert (run.diff.changed, run.diff.unversioned, run.diff.applied) == (1, 1, 0)
+    after = await counts(sessions)
+    assert after["rescores"] == before["rescores"] + 1  # the run itself is recorded
+    assert {k: after[k] for k in ("readings", "rulings")} == {"readings": 0, "rulings": 0}
+
+
+# --- Append-only -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("statement", [
+    "UPDATE readings SET verdict = 'faithful'",
+    "DELETE FROM readings",
+    "UPDATE rulings SET outcome = 'passed'",
+    "DELETE FROM rulings",
+])  # fmt: skip
+async def test_readings_and_rulings_refuse_changes_in_raw_sql(
+    sessions: async_sessionmaker[AsyncSession], statement: str
+) -> None:
+    await seed(sessions)
+    await rescore(sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0)
+    async with sessions() as session:
+        with pytest.raises(DBAPIError, match="append-only"):
+            await session.execute(text(statement))
+
+
+async def test_settings_are_what_the_service_rescored_with(configured_settings: Settings) -> None:
+    # The API passes the configured retries and audit rate; defaults are the documented ones.
+    assert (configured_settings.format_retries, configured_settings.audit_rate) == (2, 0.02)
+
+
+async def test_the_current_parser_reproduces_every_path_the_pipeline_took(
+    api: Api, scripted_openai: Any
+) -> None:
+    """Format retries, truncation, confirmations, refusals and provider errors, as the real
+    worker stored them: replaying with the installed parser and policy changes nothing."""
+    truncated = Reply(FAITHFUL, finish_reason="length")
+    script = {
+        1: [Reply(UNREADABLE), Reply(FAITHFUL)],  # repaired by a format retry
+        2: [Reply(QUOTING), Reply(FAITHFUL)],  # a mismatch, not confirmed
+        3: [Reply(QUOTING), Reply(QUOTING)],  # a mismatch, confirmed
+        4: [truncated, truncated, truncated],  # retries exhausted
+        5: [Reply(None, refusal="I cannot help with that.")],
+        6: [HttpError(400)],  # not retried by the client: a provider error
+    }
+    for n, steps in script.items():
+        scripted_openai.script(pair(n).informal, model=TRANSLATOR_MODEL, steps=steps)
+    scripted_openai.script(model=JUDGE_MODEL, steps=[Reply(FAITHFUL)] * len(script))
+    items = [
+        {"informal": pair(n).informal, "formal": pair(n).formal, "options": {"confirmations": 1}}
+        for n in script
+    ]
+    accepted = await api.client.post("/v1/batches", json={"items": items})
+    assert accepted.status_code == 202, accepted.text
+    done = await wait_batch_done(api, accepted.json()["id"])
+    assert done["outcomes"] == {"passed": 1, "flagged": 1, "needs_review": 4}
+    seen = {status for status, n in done["parse_statuses"]["translator"].items() if n}
+    assert seen == {"ok", "missing", "truncated", "refused", "provider_error"}
+
+    diff = (await dry_run(api.runtime.sessions, Scope(batch_id=accepted.json()["id"]))).diff
+    assert (diff.considered, diff.unchanged, diff.changed, diff.incomplete) == (6, 6, 0, 0)
