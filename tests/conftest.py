@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.models import metadata
+from app.settings import get_settings
 
 # =========================================================================================
 # Storage (app/db, app/models, app/repositories): databases brought to head by the real
@@ -148,3 +149,16 @@ async def session(
 
 
 # ======================================= end of storage ==================================
+
+
+# =========================================================================================
+# Settings (app/settings.py): `get_settings()` is cached for the life of a process. A CLI
+# command run in-process by one test must not hand its settings to the next test's.
+# =========================================================================================
+
+
+@pytest.fixture(autouse=True)
+def fresh_settings() -> Iterator[None]:
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()

@@ -13,8 +13,10 @@ from typing import Any
 
 from sqlalchemy import ColumnElement, and_, exists, false, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from app.models.queue_item import QueueItem
+from app.models.rescore import ReadingRow
 from app.models.review import Review
 from app.models.screening import Screening
 from app.reports.summary import ReviewRow, ScreeningRow
@@ -87,7 +89,14 @@ async def screening_rows(session: AsyncSession, filters: ReportFilters) -> list[
 
 
 async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIterator[ReviewRow]:
-    """Reviews of finished screenings matching `filters`, streamed."""
+    """Reviews of finished screenings matching `filters`, streamed, each with its current
+    reading: the latest re-reading an applied re-scoring run stored, else its own."""
+    latest = (
+        select(ReadingRow.review_id, func.max(ReadingRow.id).label("reading_id"))
+        .group_by(ReadingRow.review_id)
+        .subquery()
+    )
+    reread = aliased(ReadingRow)
     statement = (
         select(
             Review.screening_id,
@@ -96,12 +105,14 @@ async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIte
             Review.purpose,
             Review.model,
             Review.prompt_version,
-            Review.verdict,
-            Review.parse_status,
+            func.coalesce(reread.verdict, Review.verdict),
+            func.coalesce(reread.parse_status, Review.parse_status),
             Review.latency_ms,
             Review.usage,
         )
         .join(Screening, Screening.id == Review.screening_id)
+        .outerjoin(latest, latest.c.review_id == Review.id)
+        .outerjoin(reread, reread.id == latest.c.reading_id)
         .where(*filters.screening_conditions(), *filters.review_conditions())
         .execution_options(yield_per=CHUNK)
     )

@@ -32,7 +32,9 @@ from app.db.engine import create_engine, make_session_factory
 from app.evidence import EVIDENCE_VERSION
 from app.models import QueueItem, ReadingRow, Rescore, Review, RulingRow, Screening
 from app.policy import POLICY_VERSION
+from app.reports.service import summary_report
 from app.repositories import batches, pairs, reviews, screenings
+from app.repositories.reports import ReportFilters
 from app.repositories.rescores import Scope
 from app.repositories.reviews import ReviewRecord
 from app.rescore.replay import CURRENT_PARSER, Parser
@@ -285,7 +287,11 @@ async def test_a_screening_moved_to_needs_review_is_queued(
     assert run.diff.incomplete == 1  # the format retry the new parser wants was never made
     async with sessions() as session:
         item = (await session.scalars(select(QueueItem))).one()
+        report = await summary_report(session, ReportFilters(role="translator"))
     assert (item.screening_id, item.reasons, item.audit) == (moved, ["translator_missing"], False)
+    # The report reads the current reading: the re-read reply, not the one stored at first.
+    assert report.outcomes == {"passed": 0, "flagged": 0, "needs_review": 1}
+    assert {k: v for k, v in report.groups[0].readings.items() if v} == {"unreadable": 1}
 
 
 # --- A parser change over what the real pipeline stored ----------------------------------
