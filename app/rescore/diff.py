@@ -119,6 +119,8 @@ class Diff:
     incomplete: int = 0
     skipped: Counter[str] = field(default_factory=Counter)
     transitions: Counter[str] = field(default_factory=Counter)
+    # transition -> "+reason" / "-reason" -> count: why each kind of move happened.
+    by_transition: dict[str, Counter[str]] = field(default_factory=dict)
     reasons_added: Counter[str] = field(default_factory=Counter)
     reasons_removed: Counter[str] = field(default_factory=Counter)
     readings: Counter[str] = field(default_factory=Counter)
@@ -144,6 +146,9 @@ class Diff:
         before, after = set(change.current.reasons), set(change.ruling.ruling.reasons)
         self.reasons_added.update(after - before)
         self.reasons_removed.update(before - after)
+        why = self.by_transition.setdefault(change.transition, Counter())
+        why.update([f"+{reason}" for reason in after - before])
+        why.update([f"-{reason}" for reason in before - after])
         self.readings.update(
             f"{reading_label(old)} -> {reading_label(new)}"
             for old, new in change.readings.values()
@@ -166,6 +171,9 @@ class Diff:
             "incomplete": self.incomplete,
             "skipped": dict(sorted(self.skipped.items())),
             "transitions": _by_count(self.transitions),
+            "by_transition": {
+                move: _by_count(self.by_transition[move]) for move in _by_count(self.transitions)
+            },
             "reasons_added": _by_count(self.reasons_added),
             "reasons_removed": _by_count(self.reasons_removed),
             "readings": _by_count(self.readings),

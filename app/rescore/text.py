@@ -24,7 +24,7 @@ def diff_text(diff: Diff, rescore_id: str | None) -> str:
             f"  {diff.incomplete} replays needed a call that was never made and were decided "
             "without it (never a pass)"
         )
-    lines += _section("Outcomes (from -> to)", diff.transitions)
+    lines += _transitions(diff)
     lines += _section("Reasons added", diff.reasons_added)
     lines += _section("Reasons removed", diff.reasons_removed)
     lines += _section("Readings (status/verdict, from -> to)", diff.readings)
@@ -47,9 +47,24 @@ def diff_text(diff: Diff, rescore_id: str | None) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _transitions(diff: Diff) -> list[str]:
+    """Each move with its count, and under it the reasons it added (+) and removed (-)."""
+    if not diff.transitions:
+        return []
+    lines = ["", "Outcomes (from -> to), with the reasons added (+) and removed (-)"]
+    width = max(len(move) for move in diff.transitions)
+    for move, n in _ordered(diff.transitions):
+        lines.append(f"  {move.ljust(width)}  {n}")
+        lines += [f"      {reason}  {k}" for reason, k in _ordered(diff.by_transition[move])]
+    return lines
+
+
 def _section(title: str, counts: Mapping[str, int]) -> list[str]:
     if not counts:
         return []
     width = max(len(key) for key in counts)
-    ordered = sorted(counts.items(), key=lambda item: (-item[1], item[0]))
-    return ["", title] + [f"  {key.ljust(width)}  {n}" for key, n in ordered]
+    return ["", title] + [f"  {key.ljust(width)}  {n}" for key, n in _ordered(counts)]
+
+
+def _ordered(counts: Mapping[str, int]) -> list[tuple[str, int]]:
+    return sorted(counts.items(), key=lambda item: (-item[1], item[0]))

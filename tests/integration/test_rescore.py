@@ -174,7 +174,7 @@ async def test_a_dry_run_prints_the_diff_and_writes_nothing(
     assert "Replayed 4 screenings" in output
     assert "unchanged 1, changed 2" in output
     assert "skipped (nothing to replay): job_failed 1" in output
-    assert re.search(r"passed -> flagged\s+2", output)
+    assert re.search(r"passed -> flagged\s+2\n\s+\+translator_mismatch\s+2\n", output)
     assert re.search(r"translator_mismatch\s+2", output)
     assert re.search(r"ok/faithful -> ok/mismatch\s+2", output)
     assert "Dry run: nothing was written" in output

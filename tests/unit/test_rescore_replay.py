@@ -175,6 +175,7 @@ def test_compare_counts_a_moved_outcome_with_its_reasons_and_readings() -> None:
     diff.add(None, incomplete=False)
     summary = diff.as_json()
     assert summary["transitions"] == {"passed -> flagged": 1}
+    assert summary["by_transition"] == {"passed -> flagged": {"+translator_mismatch": 1}}
     assert summary["reasons_added"] == {"translator_mismatch": 1}
     assert summary["reasons_removed"] == {}
     assert summary["readings"] == {"ok/faithful -> ok/mismatch": 1}
