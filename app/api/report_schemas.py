@@ -34,7 +34,8 @@ class GroupOut(_FromAttributes):
     screenings: int = Field(description="Screenings with a call of this role, model, version.")
     calls: int
     readings: dict[str, int] = Field(
-        description="Final readings: ok, model_unclear (status ok, verdict unclear), "
+        description="Final readings (a re-scoring's reading where one was applied): ok, "
+        "model_unclear (status ok, verdict unclear), "
         "unreadable (missing/invalid/conflicting/bare_cr), truncated, empty, "
         "provider_error, refused."
     )
@@ -42,8 +43,11 @@ class GroupOut(_FromAttributes):
     retry_recovered: RateOut = Field(description="Of those, the ones whose final reading is ok.")
     truncation: RateOut = Field(description="Calls whose reply was truncated.")
     tokens: dict[str, int]
-    latency_p50_ms: float | None
-    latency_p95_ms: float | None
+    latency_p50_ms: float | None = Field(
+        description="Nearest-rank median call latency: exact in whole ms below 10 s, "
+        "within 0.5% above (a bounded histogram); null without timed calls."
+    )
+    latency_p95_ms: float | None = Field(description="The 95th percentile, as p50.")
     human: HumanRatesOut
 
 
