@@ -60,6 +60,9 @@ class Settings(BaseSettings):
     max_statement_bytes: int = Field(default=64 * 1024, ge=1)
     # Items one POST /v1/batches may carry; a longer batch is refused (413) as a whole.
     max_batch_items: int = Field(default=10_000, ge=1)
+    # Bytes one POST /v1/batches body may hold; reading stops there and the batch is
+    # refused (413): a runaway body must not fill the API's memory.
+    max_batch_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
     job_lease_seconds: float = Field(default=60.0, gt=0)
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).

@@ -5,6 +5,8 @@ refusal (invalid items, too many items, bad bodies) storing nothing."""
 from __future__ import annotations
 
 import asyncio
+import json
+from collections.abc import AsyncIterator
 from typing import Any
 
 from app.settings import Settings
@@ -298,3 +300,28 @@ def references(node: Any) -> list[str]:
     if isinstance(node, list):
         return [ref for value in node for ref in references(value)]
     return []
+
+
+async def test_a_body_larger_than_the_byte_limit_is_413_and_stores_nothing(
+    start_api: StartApi, configured_settings: Settings
+) -> None:
+    items = [queued_item(n) for n in range(3)]
+    as_json = json.dumps({"items": items}).encode()
+    # One byte short of the smaller body.
+    size = min(len(as_json), len(jsonl(items)))
+    settings = configured_settings.model_copy(update={"max_batch_bytes": size - 1})
+    async with start_api(settings, with_worker=False) as api:
+        declared = {"content": as_json, "headers": JSON}
+
+        async def undeclared() -> AsyncIterator[bytes]:  # chunked: no Content-Length
+            for line in jsonl(items).splitlines(keepends=True):
+                yield line
+
+        for body in (declared, {"content": undeclared(), "headers": NDJSON}):
+            error = error_of(await api.client.post("/v1/batches", **body), 413)
+            assert error["code"] == "body_too_large" and error["limit"] == size - 1
+            assert "FAITHSCREEN_MAX_BATCH_BYTES" in error["message"]
+        assert await row_counts(api) == NOTHING_STORED
+    settings = configured_settings.model_copy(update={"max_batch_bytes": size + 100})
+    async with start_api(settings, with_worker=False) as api:
+        await post_batch(api, items)

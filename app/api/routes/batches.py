@@ -40,7 +40,10 @@ IDEMPOTENCY_DOC = (
 SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": BatchAccepted, "description": "An Idempotency-Key repeat: the earlier batch."},
     409: {"description": "The Idempotency-Key was used with another body."},
-    413: {"description": "More items than FAITHSCREEN_MAX_BATCH_ITEMS."},
+    413: {
+        "description": "More items than FAITHSCREEN_MAX_BATCH_ITEMS, or a body larger "
+        "than FAITHSCREEN_MAX_BATCH_BYTES."
+    },
     415: {"description": "Neither application/json nor application/x-ndjson."},
     422: {"description": "Invalid items, listed by index (`details`); nothing was stored."},
 }
@@ -65,8 +68,9 @@ async def submit_batch(
 ) -> BatchAccepted | JSONResponse:
     """Queue every item of the batch (items with `replies` are decided at once), all or
     nothing: every item is checked before any is stored."""
-    body = BatchBody.of(await _read_body(request), request.headers.get("content-type"))
     try:
+        data = await _read_body(request, runtime.settings.max_batch_bytes)
+        body = BatchBody.of(data, request.headers.get("content-type"))
         accepted = await intake.submit_batch(
             session, body, runtime.settings, name=name, idempotency_key=idempotency_key
         )
@@ -85,12 +89,28 @@ async def submit_batch(
     return BatchAccepted(id=batch.id, name=batch.name, total=batch.total, status=status)
 
 
-async def _read_body(request: Request) -> bytearray:
-    # Our own buffer (not Starlette's cached copy), so intake can release it once parsed.
+async def _read_body(request: Request, limit: int) -> bytearray:
+    """The body in our own buffer (not Starlette's cached copy, so intake can release it
+    once parsed); refused as soon as it is known to pass `limit` bytes."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise _too_large(limit)
     data = bytearray()
     async for chunk in request.stream():
         data += chunk
+        if len(data) > limit:
+            raise _too_large(limit)
     return data
+
+
+def _too_large(limit: int) -> BatchRejected:
+    return BatchRejected(
+        413,
+        "body_too_large",
+        f"a batch body holds at most {limit} bytes (FAITHSCREEN_MAX_BATCH_BYTES): "
+        "split it into several batches",
+        limit=limit,
+    )
 
 
 def _rejection(rejected: BatchRejected) -> JSONResponse:
