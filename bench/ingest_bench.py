@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import signal
 import socket
 import subprocess
@@ -43,8 +42,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
-import psycopg
-from psycopg import sql
+from scratch_db import fresh_database
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "pairs"
 FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
@@ -86,21 +84,6 @@ def items(pairs: list[dict[str, str]], count: int, kind: str) -> list[dict[str, 
 
 
 # --- Databases and servers ------------------------------------------------------------------
-
-
-@contextmanager
-def fresh_database(kind: str, postgres_url: str, workdir: Path) -> Iterator[str]:
-    if kind == "sqlite":
-        yield f"sqlite:///{workdir / f'{secrets.token_hex(4)}.db'}"
-        return
-    name = f"faithscreen_bench_{secrets.token_hex(4)}"
-    admin = psycopg.connect(postgres_url, autocommit=True)
-    admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
-    try:
-        yield postgres_url.rsplit("/", 1)[0] + "/" + name
-    finally:
-        admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
-        admin.close()
 
 
 def free_port() -> int:

@@ -1,0 +1,28 @@
+"""A throwaway database for one benchmark run: a SQLite file in `workdir`, or a fresh
+PostgreSQL database on the server of `postgres_url`, dropped afterwards. Imported by the
+benchmarks beside it (run as scripts, so this folder is on sys.path)."""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import psycopg
+from psycopg import sql
+
+
+@contextmanager
+def fresh_database(kind: str, postgres_url: str, workdir: Path) -> Iterator[str]:
+    if kind == "sqlite":
+        yield f"sqlite:///{workdir / f'{secrets.token_hex(4)}.db'}"
+        return
+    name = f"faithscreen_bench_{secrets.token_hex(4)}"
+    admin_url = postgres_url.replace("postgresql+psycopg://", "postgresql://")
+    with psycopg.connect(admin_url, autocommit=True) as admin:
+        admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        try:
+            yield admin_url.rsplit("/", 1)[0] + "/" + name
+        finally:
+            admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
