@@ -14,6 +14,7 @@ import typer
 from app.cli.db import DatabaseUrlOption
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
+from app.errors import NotFound
 from app.repositories.rescores import Scope
 from app.rescore.diff import Diff
 from app.rescore.service import RescoreRun, rescore
@@ -52,15 +53,19 @@ def rescore_command(
         ids_file = changed_ids.open("w", encoding="utf-8") if changed_ids else None
     except OSError as error:
         raise typer.BadParameter(f"cannot write {changed_ids}: {error}") from error
-    run = asyncio.run(
-        _run(
-            url,
-            scope,
-            apply=apply,
-            format_retries=settings.format_retries,
-            audit_rate=settings.audit_rate,
+    try:
+        run = asyncio.run(
+            _run(
+                url,
+                scope,
+                apply=apply,
+                format_retries=settings.format_retries,
+                audit_rate=settings.audit_rate,
+            )
         )
-    )
+    except NotFound as error:
+        typer.echo(f"error: {error.message}", err=True)
+        raise typer.Exit(1) from error
     if run.diff.considered:
         print(file=sys.stderr)  # ends the progress line
     if ids_file is not None:

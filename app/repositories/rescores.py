@@ -15,7 +15,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.contract.reading import Reading
 from app.db.types import utcnow
+from app.models.batch import Batch
 from app.models.pair import PairRow
+from app.models.queue_item import QueueItem, QueueStatus
 from app.models.rescore import ReadingRow, Rescore, RulingRow
 from app.models.review import Review
 from app.models.screening import Screening
@@ -158,6 +160,26 @@ def _reading(
     verdict: str, status: str, back_translation: str | None, issues: str | None, version: str
 ) -> Reading:
     return Reading(Verdict(verdict), ParseStatus(status), back_translation, issues, version)
+
+
+async def batch_exists(session: AsyncSession, batch_id: str) -> bool:
+    found = await session.scalar(select(Batch.id).where(Batch.id == batch_id))
+    return found is not None
+
+
+async def refresh_queue_reasons(
+    session: AsyncSession, screening_id: str, reasons: list[str]
+) -> None:
+    """An item still waiting for a person takes the screening's new reasons (a resolved
+    one keeps those it was decided with)."""
+    await session.execute(
+        update(QueueItem)
+        .where(
+            QueueItem.screening_id == screening_id,
+            QueueItem.status != QueueStatus.RESOLVED.value,
+        )
+        .values(reasons=reasons, updated_at=utcnow())
+    )
 
 
 async def begin(

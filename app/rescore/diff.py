@@ -2,11 +2,13 @@
 
 Each screening in scope is compared with its current state (the outcome and reasons on the
 screening row, and the current reading of each stored review). A screening whose outcome or
-reasons would change is a *change*. A change that comes with no new version (the readings
-were already under the current parser, the outcome under the current policy and evidence
-versions) is *unversioned*: a code change was made without bumping its version. It is
-reported and never applied, since the rows it would write could not be told apart from the
-ones they replace.
+reasons would move is *changed*; one whose outcome stays but whose readings or ruling come
+under new versions is *restamped* (applying writes both, so that every screening in scope
+ends under the current versions). A difference that comes with no new version -- a reading
+that differs under the parser version it was read with, or an outcome that moves while
+parser, policy and evidence versions all stay -- is *unversioned*: code changed without its
+version. It is reported and never applied, since the rows it would write could not be told
+apart from the ones they replace.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ class Change:
     # review id -> (reading now, reading replayed), for readings that differ in content or
     # in parser version (all are written when the change is applied).
     readings: Mapping[int, tuple[Reading, Reading]]
+    # The outcome or its reasons move; otherwise only the versions (or reading texts) do.
+    moved: bool
     unversioned: bool
 
     @property
@@ -80,28 +84,38 @@ def compare(
     before: Mapping[int, Reading],
     after: Mapping[int, Reading],
 ) -> Change | None:
-    """The change replaying this screening makes, or None when its outcome and reasons stay.
-    (Readings may still differ, say in a back-translation, without moving the outcome: such
-    a screening is unchanged, and nothing is written for it.)"""
+    """What replaying this screening changes: None when nothing does (same outcome and
+    reasons, same readings, same versions), else a Change (`moved` when the outcome or its
+    reasons do; otherwise only versions, or reading texts, are new)."""
     new = ruling.ruling
-    if (new.outcome.value, new.reasons) == (current.outcome, current.reasons):
-        return None
-    parser_version, parser_version_before = (
-        parser_versions(after.values()),
-        parser_versions(before.values()),
-    )
-    unversioned = (
-        parser_version == parser_version_before
-        and new.policy_version == current.policy_version
-        and ruling.evidence_version == current.evidence_version
-    )
+    moved = (new.outcome.value, new.reasons) != (current.outcome, current.reasons)
     differing = {
         review_id: (before[review_id], reading)
         for review_id, reading in after.items()
         if readings_differ(before[review_id], reading)
         or before[review_id].parser_version != reading.parser_version
     }
-    return Change(current, ruling, parser_version_before, parser_version, differing, unversioned)
+    reread = any(old.parser_version != new_.parser_version for old, new_ in differing.values())
+    decided_anew = (new.policy_version, ruling.evidence_version) != (
+        current.policy_version,
+        current.evidence_version,
+    )
+    if not moved and not differing and not decided_anew:
+        return None
+    # A reading that differs under the parser version it was read with, or an outcome that
+    # moves with no version new, comes from code changed without its version.
+    unversioned = any(
+        old.parser_version == new_.parser_version for old, new_ in differing.values()
+    ) or (moved and not reread and not decided_anew)
+    return Change(
+        current,
+        ruling,
+        parser_versions(before.values()),
+        parser_versions(after.values()),
+        differing,
+        moved=moved,
+        unversioned=unversioned,
+    )
 
 
 @dataclass
@@ -114,6 +128,8 @@ class Diff:
     considered: int = 0
     unchanged: int = 0
     changed: int = 0
+    # Outcome unchanged, decided again under new versions (written as such when applied).
+    restamped: int = 0
     unversioned: int = 0
     # The plan needed a call that was never made; decided without it (never a pass).
     incomplete: int = 0
@@ -125,8 +141,9 @@ class Diff:
     reasons_removed: Counter[str] = field(default_factory=Counter)
     readings: Counter[str] = field(default_factory=Counter)
     changed_ids: list[str] = field(default_factory=list)
-    # Set once the run has written its changes.
+    # Written by an applied run: screenings whose outcome moved, and restamped ones.
     applied: int = 0
+    restamps_applied: int = 0
     # Changed by someone else between reading and writing: left for the next run.
     raced: int = 0
 
@@ -137,11 +154,12 @@ class Diff:
     def add(self, change: Change | None, *, incomplete: bool) -> None:
         self.considered += 1
         self.incomplete += incomplete
-        if change is None:
+        self.unversioned += change is not None and change.unversioned
+        if change is None or not change.moved:
             self.unchanged += 1
+            self.restamped += change is not None and not change.unversioned
             return
         self.changed += 1
-        self.unversioned += change.unversioned
         self.transitions[change.transition] += 1
         before, after = set(change.current.reasons), set(change.ruling.ruling.reasons)
         self.reasons_added.update(after - before)
@@ -167,6 +185,7 @@ class Diff:
             "considered": self.considered,
             "unchanged": self.unchanged,
             "changed": self.changed,
+            "restamped": self.restamped,
             "unversioned": self.unversioned,
             "incomplete": self.incomplete,
             "skipped": dict(sorted(self.skipped.items())),
@@ -178,6 +197,7 @@ class Diff:
             "reasons_removed": _by_count(self.reasons_removed),
             "readings": _by_count(self.readings),
             "applied": self.applied,
+            "restamps_applied": self.restamps_applied,
             "raced": self.raced,
             "changed_ids": list(ids if max_ids is None else ids[:max_ids]),
             "changed_ids_truncated": max_ids is not None and len(ids) > max_ids,

@@ -58,6 +58,8 @@ class StoredCall:
     finish_reason: str | None
     # The reading the screening's current outcome was decided with.
     reading: Reading
+    # A reply the client supplied: there was no provider to ask again.
+    supplied: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,13 +78,30 @@ class Replay:
 
 
 def reread(call: StoredCall, parser: Parser = CURRENT_PARSER) -> Reading:
-    """The stored reply read again, under `parser`'s version. A failed or refused call
-    keeps its status: nothing in it is text for the parser."""
-    if call.reading.parse_status in CALL_OUTCOME_STATUSES:
-        reading = failed_call_reading(call.reading.parse_status)
-    else:
-        reading = parser.read(call.raw_response, call.finish_reason)
+    """The stored reply read again, under `parser`'s version. A failed call, or one refused
+    in the provider's own refusal field, keeps its status with no fields, as the pipeline
+    recorded it: nothing in it is an answer for the parser."""
+    reading = parser.read(call.raw_response, call.finish_reason)
+    status = call.reading.parse_status
+    if status in CALL_OUTCOME_STATUSES and reading.parse_status is not status:
+        reading = failed_call_reading(status)
     return replace(reading, parser_version=parser.version)
+
+
+def format_retries_then(calls: Sequence[StoredCall], setting: int) -> int:
+    """The format-retry limit the pipeline had for these calls. Where they end in retries
+    that never got an `ok` reading, the limit was exactly the retries made (whatever the
+    setting is today); where a reading was `ok`, the pipeline stopped early and its limit
+    is unknown: today's setting, at least the retries made. Supplied replies: none."""
+    if any(call.supplied for call in calls):
+        return 0
+    made = sum(1 for call in calls if call.purpose is Purpose.FORMAT_RETRY)
+    answered = any(
+        c.reading.parse_status is ParseStatus.OK
+        for c in calls
+        if c.purpose is not Purpose.CONFIRMATION
+    )
+    return max(made, setting) if answered else made
 
 
 def replay_role(
@@ -90,6 +109,7 @@ def replay_role(
 ) -> RoleReplay:
     """The role's result as the plan reaches it over the stored calls, in attempt order,
     with `readings` in place of the stored ones."""
+    limits = replace(limits, format_retries=format_retries_then(calls, limits.format_retries))
     remaining = sorted(calls, key=lambda c: c.attempt)
     past: list[PastCall] = []
     while True:

@@ -11,6 +11,7 @@ already in the queue stays as it is.
 
 from __future__ import annotations
 
+import asyncio
 import random
 import uuid
 from collections.abc import Callable
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.errors import NotFound
 from app.evidence import EVIDENCE_VERSION
 from app.policy import POLICY_VERSION
 from app.policy.reasons import Reason
@@ -51,46 +53,95 @@ async def rescore(
     progress: Callable[[Diff], None] | None = None,
     rng: Rng = random.random,
 ) -> RescoreRun:
+    """Replay every finished screening in `scope`; with `apply`, write what changed.
+    Raises NotFound for a batch that does not exist. A run that fails part-way keeps the
+    chunks it committed, and its `rescores` row says so with the diff up to there."""
+    if scope.batch_id is not None:
+        async with sessions() as session:
+            if not await rescores.batch_exists(session, scope.batch_id):
+                raise NotFound("batch", scope.batch_id)
     diff = Diff(parser.version, POLICY_VERSION, EVIDENCE_VERSION)
-    rescore_id = str(uuid.uuid4()) if apply else None
-    if rescore_id is not None:
-        async with sessions() as session:
-            versions = {"parser": parser.version, "policy": POLICY_VERSION}
-            versions["evidence"] = EVIDENCE_VERSION
-            await rescores.begin(session, rescore_id, actor=actor, scope=scope, versions=versions)
+    run = _Run(sessions, scope, diff, parser, format_retries, audit_rate, rng, chunk)
+    if apply:
+        run.rescore_id = await run.begin(actor)
+    state = "failed"
+    try:
+        after = await run.next_chunk(None)
+        while after is not None:
+            if progress is not None:
+                progress(diff)
+            after = await run.next_chunk(after)
+        state = "done"
+    finally:
+        await run.finish(state)
+    return RescoreRun(diff, run.rescore_id)
+
+
+@dataclass(slots=True)
+class _Run:
+    sessions: async_sessionmaker[AsyncSession]
+    scope: Scope
+    diff: Diff
+    parser: Parser
+    format_retries: int
+    audit_rate: float
+    rng: Rng
+    chunk: int
+    rescore_id: str | None = None
+
+    async def begin(self, actor: str) -> str:
+        rescore_id = str(uuid.uuid4())
+        diff = self.diff
+        versions = {"parser": diff.parser_version, "policy": diff.policy_version}
+        versions["evidence"] = diff.evidence_version
+        async with self.sessions() as session:
+            await rescores.begin(
+                session, rescore_id, actor=actor, scope=self.scope, versions=versions
+            )
             await session.commit()
-    after: str | None = None
-    while True:
-        async with sessions() as session:
-            stored = await rescores.screenings_after(session, scope, after, chunk)
+        return rescore_id
+
+    async def next_chunk(self, after: str | None) -> str | None:
+        """Replay (and apply) the chunk after `after`; its last screening id, None at the
+        end."""
+        async with self.sessions() as session:
+            stored = await rescores.screenings_after(session, self.scope, after, self.chunk)
             if not stored:
-                break
-            calls = await rescores.stored_calls(session, [s.current.screening_id for s in stored])
-            changes = [
-                change
-                for screening in stored
-                if (
-                    change := _replayed(
-                        screening,
-                        calls.get(screening.current.screening_id, []),
-                        diff,
-                        parser,
-                        format_retries,
-                    )
+                return None
+            ids = [s.current.screening_id for s in stored]
+            calls = await rescores.stored_calls(session, ids)
+            # The replay is CPU work (the evidence checks above all): off the event loop,
+            # which the API and an embedded worker share.
+            changes = await asyncio.to_thread(
+                _replay_all, stored, calls, self.diff, self.parser, self.format_retries
+            )
+            if self.rescore_id is not None and changes:
+                await _apply(
+                    session, self.rescore_id, changes, self.diff, self.audit_rate, self.rng
                 )
-                is not None
-            ]
-            if rescore_id is not None and changes:
-                await _apply(session, rescore_id, changes, diff, audit_rate, rng)
                 await session.commit()
-        after = stored[-1].current.screening_id
-        if progress is not None:
-            progress(diff)
-    if rescore_id is not None:
-        async with sessions() as session:
-            await rescores.finish(session, rescore_id, diff.as_json())
+        return stored[-1].current.screening_id
+
+    async def finish(self, state: str) -> None:
+        if self.rescore_id is None:
+            return
+        async with self.sessions() as session:
+            await rescores.finish(session, self.rescore_id, {"state": state, **self.diff.as_json()})
             await session.commit()
-    return RescoreRun(diff, rescore_id)
+
+
+def _replay_all(
+    stored: list[StoredScreening],
+    calls: dict[str, list[StoredCall]],
+    diff: Diff,
+    parser: Parser,
+    format_retries: int,
+) -> list[Change]:
+    changes = (
+        _replayed(s, calls.get(s.current.screening_id, []), diff, parser, format_retries)
+        for s in stored
+    )
+    return [change for change in changes if change is not None]
 
 
 def _replayed(
@@ -131,14 +182,16 @@ async def _apply(
 ) -> None:
     written = await rescores.apply_changes(session, rescore_id, changes)
     for change in written:
+        if not change.moved:
+            continue
         ruling = change.ruling.ruling
-        await queue_for_review(
-            session,
-            change.current.screening_id,
-            ruling.outcome.value,
-            ruling.reasons,
-            audit_rate=audit_rate,
-            rng=rng,
-        )
-    diff.applied += len(written)
+        screening_id = change.current.screening_id
+        if not await queue_for_review(
+            session, screening_id, ruling.outcome.value, ruling.reasons,
+            audit_rate=audit_rate, rng=rng,
+        ):  # fmt: skip
+            # Already in the queue: an item still waiting shows the reasons it has now.
+            await rescores.refresh_queue_reasons(session, screening_id, list(ruling.reasons))
+    diff.applied += sum(1 for change in written if change.moved)
+    diff.restamps_applied += sum(1 for change in written if not change.moved)
     diff.raced += len(changes) - len(written)

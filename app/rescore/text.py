@@ -14,7 +14,8 @@ def diff_text(diff: Diff, rescore_id: str | None) -> str:
     )
     lines = [
         f"Replayed {diff.considered} screenings with {versions}.",
-        f"  unchanged {diff.unchanged}, changed {diff.changed}",
+        f"  unchanged {diff.unchanged} (of which {diff.restamped} under new versions), "
+        f"changed {diff.changed}",
     ]
     if diff.skipped:
         skipped = ", ".join(f"{cause} {n}" for cause, n in sorted(diff.skipped.items()))
@@ -31,15 +32,19 @@ def diff_text(diff: Diff, rescore_id: str | None) -> str:
     if diff.unversioned:
         lines += [
             "",
-            f"WARNING: {diff.unversioned} changes come with no new version: the parser, "
-            "policy or evidence code changed without its version. They are not applied; "
+            f"WARNING: {diff.unversioned} screenings change with no new version: the "
+            "parser, policy or evidence code changed without its version. They are not "
+            "applied; "
             "bump PARSER_VERSION, POLICY_VERSION or EVIDENCE_VERSION.",
         ]
     lines.append("")
     if rescore_id is None:
         lines.append("Dry run: nothing was written (--apply records the changes).")
     else:
-        lines.append(f"Applied as rescore {rescore_id}: {diff.applied} screenings changed.")
+        lines.append(
+            f"Applied as rescore {rescore_id}: {diff.applied} outcomes moved, "
+            f"{diff.restamps_applied} kept under the new versions."
+        )
         if diff.raced:
             lines.append(
                 f"{diff.raced} screenings changed meanwhile and were left: run again for them."

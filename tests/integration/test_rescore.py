@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 from sqlalchemy import func, select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
@@ -28,18 +29,20 @@ from typer.testing import CliRunner
 from app.cli.root import cli
 from app.contract import PARSER_VERSION, read_call
 from app.contract.reading import Reading
-from app.db.engine import create_engine, make_session_factory
+from app.db.engine import create_engine, make_session_factory, sync_url
+from app.db.types import utcnow
 from app.evidence import EVIDENCE_VERSION
 from app.models import QueueItem, ReadingRow, Rescore, Review, RulingRow, Screening
 from app.policy import POLICY_VERSION
 from app.reports.service import summary_report
-from app.repositories import batches, pairs, reviews, screenings
+from app.repositories import batches, pairs, queue_items, reviews, screenings
+from app.repositories.queue_items import NewQueueItem
 from app.repositories.reports import ReportFilters
 from app.repositories.rescores import Scope
 from app.repositories.reviews import ReviewRecord
+from app.rescore import service
 from app.rescore.replay import CURRENT_PARSER, Parser
 from app.rescore.service import RescoreRun, rescore
-from app.settings import Settings
 from app.vocabulary import Pair, ParseStatus, Verdict
 from tests.integration.batches_support import wait_batch_done
 from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
@@ -53,6 +56,7 @@ QUOTING = contract_reply(
     issues="drops the hypothesis n > 0",
 )
 UNREADABLE = "Looks right to me.\n"
+replay_all = service._replay_all
 
 
 def naive_read(content: str | None, finish_reason: str | None) -> Reading:
@@ -75,6 +79,11 @@ async def dry_run(
         sessions, scope, apply=False, actor="t", format_retries=2, audit_rate=0.0,
         parser=parser or CURRENT_PARSER,
     )  # fmt: skip
+
+
+def unreadable_read(content: str | None, finish_reason: str | None) -> Reading:
+    """An old parser that could read nothing."""
+    return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "blind-0")
 
 
 def pair(n: int) -> Pair:
@@ -109,6 +118,7 @@ async def stored_screening(
                 screening_id=screening.id, role=role, attempt=1, purpose="review",
                 raw_response=reply, finish_reason="stop", verdict=reading.verdict.value,
                 parse_status=reading.parse_status.value, parser_version=reading.parser_version,
+                back_translation=reading.back_translation, issues=reading.issues,
             ),
         )  # fmt: skip
     return screening.id
@@ -172,7 +182,8 @@ async def test_a_dry_run_prints_the_diff_and_writes_nothing(
     ids_file = tmp_path / "changed.txt"
     output = await asyncio.to_thread(run_cli, database_url, "--all", "--changed-ids", str(ids_file))
     assert "Replayed 4 screenings" in output
-    assert "unchanged 1, changed 2" in output
+    assert "unchanged 1 (of which 0 under new versions), changed 2" in output
+    assert "WARNING" not in output
     assert "skipped (nothing to replay): job_failed 1" in output
     assert re.search(r"passed -> flagged\s+2\n\s+\+translator_mismatch\s+2\n", output)
     assert re.search(r"translator_mismatch\s+2", output)
@@ -366,11 +377,6 @@ async def test_readings_and_rulings_refuse_changes_in_raw_sql(
             await session.execute(text(statement))
 
 
-async def test_settings_are_what_the_service_rescored_with(configured_settings: Settings) -> None:
-    # The API passes the configured retries and audit rate; defaults are the documented ones.
-    assert (configured_settings.format_retries, configured_settings.audit_rate) == (2, 0.02)
-
-
 async def test_the_current_parser_reproduces_every_path_the_pipeline_took(
     api: Api, scripted_openai: Any
 ) -> None:
@@ -401,3 +407,148 @@ async def test_the_current_parser_reproduces_every_path_the_pipeline_took(
 
     diff = (await dry_run(api.runtime.sessions, Scope(batch_id=accepted.json()["id"]))).diff
     assert (diff.considered, diff.unchanged, diff.changed, diff.incomplete) == (6, 6, 0, 0)
+
+
+async def test_retry_settings_changed_since_do_not_move_anything(
+    api: Api, scripted_openai: Any
+) -> None:
+    scripted_openai.script(
+        model=TRANSLATOR_MODEL, steps=[Reply(UNREADABLE), Reply(UNREADABLE), Reply(FAITHFUL)]
+    )
+    scripted_openai.script(model=JUDGE_MODEL, steps=[Reply(FAITHFUL)])
+    item = {"informal": pair(1).informal, "formal": pair(1).formal}
+    batch = (await api.client.post("/v1/batches", json={"items": [item]})).json()["id"]
+    assert (await wait_batch_done(api, batch))["outcomes"]["passed"] == 1
+    for retries in (0, 1, 5):
+        run = await rescore(
+            api.runtime.sessions, Scope(batch_id=batch), apply=False, actor="t",
+            format_retries=retries, audit_rate=0.0,
+        )  # fmt: skip
+        assert (run.diff.changed, run.diff.incomplete, run.diff.unversioned) == (0, 0, 0)
+
+
+async def test_supplied_replies_replay_as_they_were_decided(api: Api) -> None:
+    replies = [(FAITHFUL, FAITHFUL), (QUOTING, FAITHFUL), (UNREADABLE, FAITHFUL)]
+    items = [
+        {"informal": pair(n).informal, "formal": pair(n).formal,
+         "replies": {"translator": t, "judge": j}}
+        for n, (t, j) in enumerate(replies, start=1)
+    ]  # fmt: skip
+    batch = (await api.client.post("/v1/batches", json={"items": items})).json()["id"]
+    done = await wait_batch_done(api, batch)
+    assert done["outcomes"] == {"passed": 1, "flagged": 1, "needs_review": 1}
+    diff = (await dry_run(api.runtime.sessions, Scope(batch_id=batch))).diff
+    assert (diff.considered, diff.unchanged, diff.changed, diff.incomplete) == (3, 3, 0, 0)
+
+
+async def test_an_unknown_batch_is_404_over_the_api_and_exit_1_in_the_cli(
+    api: Api, database_url: str
+) -> None:
+    missing = "00000000-0000-4000-8000-00000000dead"
+    response = await api.client.post("/v1/rescore", json={"batch_id": missing})
+    assert response.status_code == 404
+    assert f"batch {missing} does not exist" in response.json()["error"]["message"]
+    args = ["rescore", "--batch", missing, "--database-url", database_url]
+    result = await asyncio.to_thread(CliRunner().invoke, cli, args)
+    assert result.exit_code == 1
+    assert f"batch {missing} does not exist" in result.output
+
+
+async def test_cli_apply_restamps_what_stays_and_a_later_unbumped_change_is_caught(
+    sessions: async_sessionmaker[AsyncSession], database_url: str
+) -> None:
+    async with sessions() as session:
+        kept = await stored_screening(session, 1, (FAITHFUL, FAITHFUL), batch_id=None)
+        await session.commit()
+    output = await asyncio.to_thread(run_cli, database_url, "--all", "--apply")
+    assert "unchanged 1 (of which 1 under new versions), changed 0" in output
+    assert "0 outcomes moved, 1 kept under the new versions" in output
+    assert await counts(sessions) | {"queue_items": 0} == {
+        "readings": 2, "rulings": 2, "rescores": 1, "reviews": 2, "queue_items": 0
+    }  # fmt: skip
+    assert await outcome_of(sessions, kept) == "passed"
+    # Every screening in scope now stands under the current versions, so a parser changed
+    # without its version shows as such, and is not applied.
+    unbumped = Parser(read=naive_read, version=PARSER_VERSION)
+    run = await rescore(
+        sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0,
+        parser=unbumped,
+    )  # fmt: skip
+    assert (run.diff.unversioned, run.diff.applied, run.diff.restamps_applied) == (1, 0, 0)
+
+
+async def test_a_waiting_queue_item_takes_the_new_reasons(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessions() as session:
+        moved = await stored_screening(
+            session, 1, (QUOTING, FAITHFUL), batch_id=None, outcome="needs_review",
+            reasons=("translator_missing",), read=unreadable_read,
+        )  # fmt: skip
+        await queue_items.add(
+            session,
+            NewQueueItem(
+                screening_id=moved, reasons=["translator_missing"], audit=False, batch_id=None
+            ),
+        )
+        await session.commit()
+    run = await rescore(sessions, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0)
+    assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
+    async with sessions() as session:
+        item = (await session.scalars(select(QueueItem))).one()
+    assert (item.status, item.reasons) == ("open", ["translator_mismatch"])
+
+
+async def apply_batch(sessions: async_sessionmaker[AsyncSession]) -> RescoreRun:
+    return await rescore(
+        sessions, Scope(batch_id=BATCH), apply=True, actor="t", format_retries=2, audit_rate=0.0
+    )
+
+
+async def test_a_screening_changed_meanwhile_is_left_for_the_next_run(
+    sessions: async_sessionmaker[AsyncSession], database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = await seed(sessions)
+    engine = sa.create_engine(sync_url(database_url), poolclass=sa.NullPool)
+
+    def replay_while_someone_writes(*args: Any) -> Any:
+        with engine.begin() as connection:  # a person deciding, say: updated_at moves
+            connection.execute(
+                sa.update(Screening)
+                .where(Screening.id == ids["quoted"])
+                .values(updated_at=utcnow())
+            )
+        return replay_all(*args)
+
+    monkeypatch.setattr(service, "_replay_all", replay_while_someone_writes)
+    run = await apply_batch(sessions)
+    engine.dispose()
+    assert (run.diff.changed, run.diff.applied, run.diff.raced) == (1, 0, 1)
+    assert await outcome_of(sessions, ids["quoted"]) == "passed"
+    monkeypatch.setattr(service, "_replay_all", replay_all)
+    again = await apply_batch(sessions)
+    assert (again.diff.applied, again.diff.raced) == (1, 0)
+
+
+async def test_a_run_that_fails_part_way_keeps_its_chunks_and_says_it_failed(
+    sessions: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await seed(sessions)
+    chunks = 0
+
+    def fail_on_the_second_chunk(*args: Any) -> Any:
+        nonlocal chunks
+        chunks += 1
+        if chunks == 2:
+            raise RuntimeError("the machine went away")
+        return replay_all(*args)
+
+    monkeypatch.setattr(service, "_replay_all", fail_on_the_second_chunk)
+    with pytest.raises(RuntimeError, match="went away"):
+        await rescore(
+            sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0, chunk=1
+        )
+    async with sessions() as session:
+        run = (await session.scalars(select(Rescore))).one()
+    assert run.summary["state"] == "failed"
+    assert run.summary["considered"] == 1

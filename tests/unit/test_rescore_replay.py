@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime
 
 import pytest
@@ -204,3 +205,81 @@ def test_changed_ids_are_cut_short_only_when_asked() -> None:
     assert diff.as_json(max_ids=3)["changed_ids"] == ["s0", "s1", "s2"]
     assert diff.as_json(max_ids=3)["changed_ids_truncated"] is True
     assert diff.as_json()["changed_ids_truncated"] is False
+
+
+# --- The retry limit the pipeline had, refusals, restamps ------------------------------
+
+
+def unreadable_call(review_id: int, attempt: int, purpose: Purpose) -> StoredCall:
+    return stored(review_id, T, attempt, UNREADABLE, purpose=purpose)
+
+
+def test_exhausted_retries_are_not_asked_again_whatever_the_setting_is_now() -> None:
+    calls = [
+        unreadable_call(1, 1, Purpose.REVIEW),
+        unreadable_call(2, 2, Purpose.FORMAT_RETRY),
+        stored(3, J, 1, FAITHFUL),
+    ]
+    for setting in (0, 1, 5):
+        replayed = replay(PAIR, calls, confirmations=0, format_retries=setting)
+        assert not replayed.incomplete, setting
+        assert replayed.ruling.ruling.reasons == ("translator_missing",)
+
+
+def test_retries_made_under_a_higher_limit_are_all_used() -> None:
+    calls = [
+        unreadable_call(1, 1, Purpose.REVIEW),
+        unreadable_call(2, 2, Purpose.FORMAT_RETRY),
+        stored(3, T, 3, FAITHFUL, purpose=Purpose.FORMAT_RETRY),
+        stored(4, J, 1, FAITHFUL),
+    ]
+    assert outcome(calls, retries=1) is Outcome.PASSED
+    assert outcome(calls, retries=0) is Outcome.PASSED
+
+
+def test_a_supplied_reply_was_never_retried_so_none_is_missing() -> None:
+    calls = [
+        replace(stored(1, T, 1, UNREADABLE), supplied=True),
+        replace(stored(2, J, 1, FAITHFUL), supplied=True),
+    ]
+    replayed = replay(PAIR, calls, confirmations=0, format_retries=2)
+    assert not replayed.incomplete
+    assert replayed.ruling.ruling.outcome is Outcome.NEEDS_REVIEW
+
+
+def test_a_content_filter_refusal_keeps_what_the_model_wrote() -> None:
+    call = stored(1, T, 1, QUOTING, finish="content_filter")
+    assert call.reading.parse_status is ParseStatus.REFUSED
+    again = reread(call)
+    assert again == call.reading
+    assert again.back_translation is not None and "drops n > 0" in again.back_translation
+
+
+def test_a_refusal_in_its_own_field_stays_a_refusal_without_fields() -> None:
+    recorded = Reading(Verdict.UNCLEAR, ParseStatus.REFUSED, None, None, PARSER_VERSION)
+    again = reread(stored(1, T, 1, FAITHFUL, reading=recorded))
+    assert (again.parse_status, again.back_translation) == (ParseStatus.REFUSED, None)
+
+
+def test_an_outcome_kept_under_a_new_parser_is_a_restamp() -> None:
+    by_older = replace(read_call(FAITHFUL, "stop"), parser_version="contract-0")
+    old = [stored(1, T, 1, FAITHFUL, reading=by_older), stored(2, J, 1, FAITHFUL, reading=by_older)]
+    replayed = replay(PAIR, old, confirmations=0, format_retries=2)
+    before = {c.review_id: c.reading for c in old}
+    change = compare(state("passed"), replayed.ruling, before, replayed.readings)
+    assert change is not None and not change.moved and not change.unversioned
+    assert set(change.readings) == {1, 2}
+    diff = Diff(PARSER_VERSION, POLICY_VERSION, EVIDENCE_VERSION)
+    diff.add(change, incomplete=False)
+    assert (diff.unchanged, diff.restamped, diff.changed, diff.changed_ids) == (1, 1, 0, [])
+
+
+def test_a_reading_that_differs_under_its_own_version_is_unversioned() -> None:
+    # Same outcome, same version, but the back-translation reads differently: the parser
+    # changed without its version.
+    stale = replace(read_call(FAITHFUL, "stop"), back_translation="something else")
+    calls = [stored(1, T, 1, FAITHFUL, reading=stale), stored(2, J, 1, FAITHFUL)]
+    replayed = replay(PAIR, calls, confirmations=0, format_retries=2)
+    before = {c.review_id: c.reading for c in calls}
+    change = compare(state("passed"), replayed.ruling, before, replayed.readings)
+    assert change is not None and not change.moved and change.unversioned

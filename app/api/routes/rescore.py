@@ -39,7 +39,7 @@ class RescoreRequest(BaseModel):
         return Scope(batch_id=self.batch_id, since=self.since)
 
 
-@router.post("", responses=error_responses(422))
+@router.post("", responses=error_responses(404, 422))
 async def rescore_screenings(
     body: RescoreRequest, runtime: RuntimeDep, principal: AdminDep
 ) -> dict[str, Any]:
