@@ -86,7 +86,7 @@ class QueueItemOut(QueueItemSummary):
     def of_detail(cls, detail: ItemDetail) -> QueueItemOut:
         return cls(
             **QueueItemSummary.of(detail.entry).model_dump(),
-            screening=ScreeningOut.of(detail.screening),
+            screening=ScreeningOut.of(detail.screening, detail.rulings, detail.readings),
             trail=[DecisionOut.of(row) for row in detail.trail],
         )
 

@@ -153,9 +153,11 @@ class ScreeningOut(ScreeningSummary):
     def of(
         cls,
         screening: Screening,
-        rulings: Sequence[RulingOut] = (),
-        readings: Sequence[ReadingOut] = (),
+        rulings: Sequence[object] = (),
+        readings: Sequence[object] = (),
     ) -> ScreeningOut:
+        """`rulings` and `readings`: rows with the fields of RulingOut and ReadingOut
+        (repositories.rescores.history gives them)."""
         data: dict[str, Any] = ScreeningSummary.of(screening).model_dump()
         pair = screening.pair
         return cls(
@@ -168,8 +170,8 @@ class ScreeningOut(ScreeningSummary):
             evidence_version=screening.evidence_version,
             error=screening.error,
             reviews=[ReviewOut.of(r) for r in screening.reviews],
-            rulings=list(rulings),
-            readings=list(readings),
+            rulings=[RulingOut.model_validate(r, from_attributes=True) for r in rulings],
+            readings=[ReadingOut.model_validate(r, from_attributes=True) for r in readings],
         )
 
 

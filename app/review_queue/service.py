@@ -19,7 +19,7 @@ until another reviewer takes the item (see repositories/queue_items.resolve).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -30,9 +30,11 @@ from app.db.types import utcnow
 from app.errors import AppError, NotFound
 from app.models.decision import Decision, DecisionKind, DecisionValue
 from app.models.queue_item import QueueItem, QueueStatus
+from app.models.rescore import RulingRow
 from app.models.screening import Screening
-from app.repositories import decisions, queue_items, screenings
+from app.repositories import decisions, queue_items, rescores, screenings
 from app.repositories.queue_items import QueueFilters, effective_status
+from app.repositories.rescores import RereadView
 
 __all__ = [
     "ItemDetail",
@@ -70,6 +72,9 @@ class ItemDetail:
     entry: QueueEntry
     screening: Screening
     trail: list[Decision]
+    # What re-scoring runs did to it (repositories.rescores.history); empty until one did.
+    rulings: list[RulingRow] = field(default_factory=list)
+    readings: list[RereadView] = field(default_factory=list)
 
 
 async def list_items(
@@ -102,7 +107,9 @@ async def get_item(
     if screening is None:  # a foreign key forbids it
         raise RuntimeError(f"queue item {item_id} names a missing screening")
     trail = await decisions.for_item(session, item_id)
-    return ItemDetail(QueueEntry(item, effective_status(item, now or utcnow())), screening, trail)
+    rulings, readings = await rescores.history(session, item.screening_id)
+    entry = QueueEntry(item, effective_status(item, now or utcnow()))
+    return ItemDetail(entry, screening, trail, rulings, readings)
 
 
 async def claim(

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from app.api.queue_schemas import QueueItemOut
+from app.api.schemas import ReadingOut
 from app.auth.principal import AccessRole, Principal
 from app.models.decision import DecisionKind
 from app.models.queue_item import QueueStatus
@@ -53,6 +54,8 @@ def item_context(
         screening=item.screening,
         # In the pipeline's order: the translator back-translates, then the judge rules.
         reviews=sorted(item.screening.reviews, key=lambda r: (r.role != TRANSLATOR, r.attempt)),
+        # (role, attempt) -> the re-readings of that review by re-scoring runs, oldest first.
+        rereads=_rereads(item),
         trail=item.trail,
         claim_state=claim_state(item, principal),
         mine=mine,
@@ -64,3 +67,10 @@ def item_context(
         note_limit=NOTE_LIMIT,
         message=message,
     )
+
+
+def _rereads(item: QueueItemOut) -> dict[tuple[str, int], list[ReadingOut]]:
+    found: dict[tuple[str, int], list[ReadingOut]] = {}
+    for reading in item.screening.readings:
+        found.setdefault((reading.role, reading.attempt), []).append(reading)
+    return found

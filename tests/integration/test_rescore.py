@@ -552,3 +552,29 @@ async def test_a_run_that_fails_part_way_keeps_its_chunks_and_says_it_failed(
         run = (await session.scalars(select(Rescore))).one()
     assert run.summary["state"] == "failed"
     assert run.summary["considered"] == 1
+
+
+async def test_the_reviewer_sees_the_history_and_the_re_readings(
+    api: Api, sessions: async_sessionmaker[AsyncSession]
+) -> None:
+    async with sessions() as session:
+        moved = await stored_screening(
+            session, 1, (QUOTING, FAITHFUL), batch_id=None, outcome="needs_review",
+            reasons=("translator_missing",), read=unreadable_read,
+        )  # fmt: skip
+        new = NewQueueItem(
+            screening_id=moved, reasons=["translator_missing"], audit=False, batch_id=None
+        )
+        await queue_items.add(session, new)
+        await session.commit()
+    response = await api.client.post("/v1/rescore", json={"all": True, "apply": True})
+    assert response.json()["applied"] == 1
+    item = (await api.client.get("/v1/queue")).json()["items"][0]
+    detail = (await api.client.get(f"/v1/queue/{item['id']}")).json()
+    assert [r["outcome"] for r in detail["screening"]["rulings"]] == ["needs_review", "flagged"]
+    assert detail["reasons"] == ["translator_mismatch"]
+    page = await api.client.get(f"/review/items/{item['id']}")
+    assert page.status_code == 200, page.text
+    assert "Outcome history (re-scoring)" in page.text
+    assert page.text.count("Read again by parser") == 2  # translator and judge
+    assert f"rescore {response.json()['rescore_id']}" in page.text

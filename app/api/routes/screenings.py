@@ -10,8 +10,6 @@ from fastapi import APIRouter, Query
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.schemas import (
     Accepted,
-    ReadingOut,
-    RulingOut,
     ScreeningOut,
     ScreeningPage,
     ScreeningSummary,
@@ -49,11 +47,7 @@ async def get_screening(screening_id: str, session: SessionDep) -> ScreeningOut:
     if screening is None:
         raise NotFound("screening", screening_id)
     rulings, readings = await rescores.history(session, screening_id)
-    return ScreeningOut.of(
-        screening,
-        [RulingOut.model_validate(r, from_attributes=True) for r in rulings],
-        [ReadingOut.model_validate(r, from_attributes=True) for r in readings],
-    )
+    return ScreeningOut.of(screening, rulings, readings)
 
 
 @router.get("", response_model=ScreeningPage, responses=error_responses(422))
