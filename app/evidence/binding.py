@@ -62,9 +62,13 @@ def notation_names(source: str) -> set[str]:
 
 def bound_names(tokens: Tokens) -> set[str]:
     bound: set[str] = set()
-    for index in range(len(tokens.items)):
-        for rule in _RULES:
-            bound |= rule(tokens, index)
+    for index, token in enumerate(tokens.items):
+        # Every rule but `_field` binds nothing unless the token is one of its triggers.
+        if token.text in _TRIGGERS:
+            for rule in _TRIGGERED_RULES:
+                bound |= rule(tokens, index)
+        if token.kind is Kind.IDENT:
+            bound |= _field(tokens, index)
     return bound
 
 
@@ -118,7 +122,10 @@ def _if_colon(tokens: Tokens, index: int) -> set[str]:
     return set()
 
 
-_RULES = (_declaration, _field, _group, _keyword, _pattern, _universe, _if_colon)
+_TRIGGERED_RULES = (_declaration, _group, _keyword, _pattern, _universe, _if_colon)
+_TRIGGERS = frozenset(
+    [*DECLARATION_KEYWORDS, *OPENERS, *_BINDER_KEYWORDS, "|", "Type", "Sort", "universe", "if"]
+)
 
 
 def _signature_names(tokens: Tokens, start: int) -> set[str]:

