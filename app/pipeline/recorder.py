@@ -5,7 +5,9 @@ review", "finish this job with this ruling") and waits until it is committed, so
 review is durable before the call counts as done, as with one transaction per write.
 Whoever writes first while no flush runs starts one; the flush drains everything queued
 meanwhile into one transaction per round, so under load each commit carries many writes
-and costs its round trips once.
+and costs its round trips once. Within a round, writes of one kind are one statement each
+(or one executemany), never one per screening: starting claimed screenings, storing
+reviews, completing jobs, recording outcomes, adding review queue items.
 
 If a round's transaction fails for what one write holds (a constraint), its writes are
 tried again one per transaction, so a bad write fails only its own caller; if the database
@@ -18,6 +20,7 @@ other way round.
 from __future__ import annotations
 
 import asyncio
+import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -28,10 +31,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.pipeline.plan import PastCall
 from app.pipeline.records import past_call
 from app.pipeline.ruling import ScreeningRuling
-from app.repositories import jobs, reviews, screenings
+from app.repositories import jobs, queue_items, reviews, screenings
+from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
-from app.repositories.screenings import DONE
-from app.review_queue.intake import queue_for_review
+from app.repositories.screenings import DONE, NewOutcome
+from app.review_queue.intake import queue_as
 from app.vocabulary import Pair, Role
 
 # Writes per transaction; more wait for the next round.
@@ -169,35 +173,51 @@ async def _start_all(session: AsyncSession, starts: Sequence[Start], results: _R
 
 
 async def _finish_all(session: AsyncSession, finishes: Sequence[Finish], results: _Results) -> None:
+    held_finishes: list[Finish] = []
     for owner in {finish.owner for finish in finishes}:
         mine = [finish for finish in finishes if finish.owner == owner]
         held = await jobs.complete_many(session, [finish.job_id for finish in mine], owner)
         for finish in mine:
             if finish.job_id in held:
-                await _record(session, finish)
+                held_finishes.append(finish)
             else:
                 results[id(finish)] = JobLost(finish.job_id)
+    await _record_all(session, held_finishes)
 
 
-async def _record(session: AsyncSession, finish: Finish) -> None:
+async def _record_all(session: AsyncSession, finishes: Sequence[Finish]) -> None:
+    """Outcomes, and the review queue items they call for (issue 5), in the transaction
+    that completes their jobs; a screening done already gets neither."""
+    outcomes = [_outcome(finish) for finish in finishes]
+    recorded = await screenings.record_outcomes(session, outcomes)
+    items = [
+        NewQueueItem(
+            screening_id=finish.screening_id,
+            reasons=list(finish.ruling.ruling.reasons),
+            audit=kind == "audit",
+            batch_id=recorded[finish.screening_id],
+        )
+        for finish in finishes
+        if finish.screening_id in recorded and (kind := _queue_as(finish)) is not None
+    ]
+    await queue_items.add_many_unless_queued(session, items)
+
+
+def _outcome(finish: Finish) -> NewOutcome:
     ruling = finish.ruling
-    recorded = await screenings.record_outcome(
-        session,
-        finish.screening_id,
+    return NewOutcome(
+        screening_id=finish.screening_id,
         outcome=ruling.ruling.outcome.value,
         reasons=list(ruling.ruling.reasons),
         evidence=ruling.evidence_json(),
         policy_version=ruling.ruling.policy_version,
         evidence_version=ruling.evidence_version,
     )
-    if recorded:  # the review queue item, in the outcome's transaction (issue 5)
-        await queue_for_review(
-            session,
-            finish.screening_id,
-            ruling.ruling.outcome.value,
-            ruling.ruling.reasons,
-            audit_rate=finish.audit_rate,
-        )
+
+
+def _queue_as(finish: Finish) -> str | None:
+    outcome = finish.ruling.ruling.outcome.value
+    return queue_as(outcome, audit_rate=finish.audit_rate, rng=random.random)
 
 
 def _database_failed(error: Exception) -> bool:

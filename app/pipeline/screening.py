@@ -132,7 +132,7 @@ class ScreeningPipeline:
         await self._recorder.store(record)
 
     async def _finish(self, claim: Claim, screening: ScreeningRuling) -> None:
-        """Job completion, outcome and review queue item (queue_for_review, issue 5) in
+        """Job completion, outcome and review queue item (issue 5) in
         one transaction, only while this worker holds the job; JobLost otherwise."""
         finish = Finish(
             claim.job_id,

@@ -21,6 +21,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Table, and_, exists, func, insert, or_, select, update
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import joinedload
@@ -256,3 +257,15 @@ async def reopen(session: AsyncSession, item_id: int, *, now: datetime) -> bool:
     """A resolved item back to open; False if it is not resolved."""
     values = {"status": OPEN, "resolved_at": None, "updated_at": now}
     return await _transition(session, item_id, QueueItem.status == RESOLVED, values)
+
+
+async def add_many_unless_queued(session: AsyncSession, new: Sequence[NewQueueItem]) -> None:
+    """`add` for many screenings in one executemany: one that has an item already is
+    skipped (a re-run job, say), not refused."""
+    if new:
+        now = utcnow()
+        dialect = session.get_bind().dialect.name
+        insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
+        table = cast(Table, QueueItem.__table__)
+        statement = insert_of(table).on_conflict_do_nothing(index_elements=["screening_id"])
+        await session.execute(statement, [item.row(now) for item in new])

@@ -30,6 +30,10 @@ from app.worker.owners import free_dead_local_jobs, new_owner_name
 
 log = logging.getLogger("faithscreen.worker")
 
+# While jobs run, a claim waits until 1/CLAIM_BATCH_SHARE of the capacity is free: one
+# claim (two statements and a commit) then serves several jobs, not one each. The jobs
+# still held keep the provider slots busy meanwhile (capacity is twice the concurrency).
+CLAIM_BATCH_SHARE = 8
 # Waits between runs of a screening while the database does not answer.
 OUTAGE_FIRST_WAIT_SECONDS = 0.5
 OUTAGE_MAX_WAIT_SECONDS = 10.0
@@ -52,6 +56,7 @@ class Worker:
         self._pipeline = pipeline
         self._lease = lease_seconds
         self._capacity = capacity
+        self._claim_batch = max(1, capacity // CLAIM_BATCH_SHARE)
         self._failures = failures
         self._idle_poll = idle_poll_seconds
         self.owner = owner or new_owner_name()
@@ -83,7 +88,7 @@ class Worker:
 
     async def _claim_free_slots(self) -> int:
         free = self._capacity - len(self._tasks)
-        if free <= 0:
+        if free <= 0 or (self._tasks and free < self._claim_batch):
             return 0
         try:
             async with self._sessions() as session:

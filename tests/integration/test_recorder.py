@@ -11,25 +11,32 @@ import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import Job
+from app.models.queue_item import QueueItem
 from app.models.review import Review
 from app.models.screening import Screening
 from app.pipeline.recorder import Finish, JobLost, Recorder, Start, Started
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import POLICY_VERSION
 from app.policy.ruling import Ruling
-from app.repositories import jobs, pairs, screenings
+from app.repositories import batches, jobs, pairs, queue_items, screenings
+from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
 from app.vocabulary import Outcome, Pair, ParseStatus, Purpose, Role, Verdict
 
 Sessions = async_sessionmaker[AsyncSession]
 PASSED = ScreeningRuling(Ruling(Outcome.PASSED, (), POLICY_VERSION), ())
+NEEDS_REVIEW = ScreeningRuling(
+    Ruling(Outcome.NEEDS_REVIEW, ("judge_mismatch",), POLICY_VERSION), ()
+)
 
 
-async def claimed_screening(sessions: Sessions, marker: str, owner: str = "me") -> Start:
+async def claimed_screening(
+    sessions: Sessions, marker: str, owner: str = "me", batch_id: str | None = None
+) -> Start:
     async with sessions() as session:
         pair = await pairs.get_or_create(session, Pair("informal", f"theorem {marker} : 0 = 0"))
         screening = await screenings.add(
-            session, pair_id=pair.id, external_id=marker, batch_id=None, confirmations=0
+            session, pair_id=pair.id, external_id=marker, batch_id=batch_id, confirmations=0
         )
         await jobs.enqueue(session, screening.id)
         await session.flush()
@@ -132,3 +139,83 @@ async def test_a_done_screening_is_not_started_again_and_its_job_is_completed(
     status = sa.select(Job.status).where(Job.id == start.job_id)
     async with session_factory() as session:
         assert (await session.execute(status)).scalar_one() == "done"
+
+
+async def queue(sessions: Sessions) -> list[tuple[str, bool, str | None, list[str]]]:
+    """(screening id, audit, batch id, reasons) of every review queue item."""
+    columns = (QueueItem.screening_id, QueueItem.audit, QueueItem.batch_id, QueueItem.reasons)
+    async with sessions() as session:
+        rows = await session.execute(sa.select(*columns))
+        return sorted((id_, audit, batch, list(reasons)) for id_, audit, batch, reasons in rows)
+
+
+async def outcomes(sessions: Sessions) -> dict[str, str | None]:
+    async with sessions() as session:
+        rows = await session.execute(sa.select(Screening.id, Screening.outcome))
+        return {id_: outcome for id_, outcome in rows}
+
+
+async def test_one_round_records_each_outcome_and_queues_what_calls_for_a_person(
+    session_factory: Sessions,
+) -> None:
+    async with session_factory() as session:
+        await batches.add(
+            session, batch_id="b1", name=None, total=3, idempotency_key=None, body_sha256="x"
+        )
+        await session.commit()
+    review_me = await claimed_screening(session_factory, "review_me", batch_id="b1")
+    passes = await claimed_screening(session_factory, "passes", batch_id="b1")
+    audited = await claimed_screening(session_factory, "audited")
+    recorder = Recorder(session_factory)
+    await asyncio.gather(
+        recorder.finish(Finish(*_ids(review_me), NEEDS_REVIEW, audit_rate=0.0)),
+        recorder.finish(Finish(*_ids(passes), PASSED, audit_rate=0.0)),
+        recorder.finish(Finish(*_ids(audited), PASSED, audit_rate=1.0)),
+    )
+    assert await outcomes(session_factory) == {
+        review_me.screening_id: "needs_review",
+        passes.screening_id: "passed",
+        audited.screening_id: "passed",
+    }
+    assert await queue(session_factory) == sorted(
+        [
+            (review_me.screening_id, False, "b1", ["judge_mismatch"]),
+            (audited.screening_id, True, None, []),
+        ]
+    )
+
+
+async def test_a_re_run_finish_leaves_the_first_outcome_and_its_queue_item(
+    session_factory: Sessions,
+) -> None:
+    start = await claimed_screening(session_factory, "re_run")
+    recorder = Recorder(session_factory)
+    await recorder.finish(Finish(*_ids(start), NEEDS_REVIEW, audit_rate=0.0))
+    async with session_factory() as session:  # the job is claimed again, as after a crash
+        await session.execute(sa.update(Job).where(Job.id == start.job_id).values(status="running"))
+        await session.commit()
+    await recorder.finish(Finish(*_ids(start), PASSED, audit_rate=1.0))
+    assert await outcomes(session_factory) == {start.screening_id: "needs_review"}
+    assert await queue(session_factory) == [(start.screening_id, False, None, ["judge_mismatch"])]
+
+
+async def test_bulk_queueing_skips_a_screening_that_has_an_item(session_factory: Sessions) -> None:
+    first = await claimed_screening(session_factory, "queued_first")
+    second = await claimed_screening(session_factory, "queued_second")
+
+    def item(start: Start, reasons: list[str]) -> NewQueueItem:
+        return NewQueueItem(
+            screening_id=start.screening_id, reasons=reasons, audit=False, batch_id=None
+        )
+
+    async with session_factory() as session:
+        await queue_items.add_many_unless_queued(session, [item(first, ["a"])])
+        await queue_items.add_many_unless_queued(session, [item(first, ["b"]), item(second, ["c"])])
+        await session.commit()
+    assert await queue(session_factory) == sorted(
+        [(first.screening_id, False, None, ["a"]), (second.screening_id, False, None, ["c"])]
+    )
+
+
+def _ids(start: Start) -> tuple[int, str, str]:
+    return start.job_id, start.owner, start.screening_id
