@@ -10,7 +10,7 @@ from datetime import datetime
 from typing import Any, cast
 
 from sqlalchemy import ColumnElement, Table, insert, select, update
-from sqlalchemy.engine import CursorResult
+from sqlalchemy.engine import CursorResult, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.contract.reading import Reading
@@ -297,26 +297,12 @@ def _reading_row(
 # ---- History, for a screening's detail ----------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class RereadView:
-    """A `readings` row with the role and attempt of the review it re-read."""
-
-    role: str
-    attempt: int
-    verdict: str
-    parse_status: str
-    back_translation: str | None
-    issues: str | None
-    parser_version: str
-    rescore_id: str
-    created_at: datetime
-
-
 async def history(
     session: AsyncSession, screening_id: str
-) -> tuple[list[RulingRow], list[RereadView]]:
+) -> tuple[list[RulingRow], list[Row[Any]]]:
     """The screening's rulings and re-readings, oldest first (both empty until a run
-    applied a change to it)."""
+    applied a change to it). Each re-reading is a `readings` row's fields with the role
+    and attempt of the review it re-read (the fields of api.schemas.ReadingOut)."""
     rulings = await session.scalars(
         select(RulingRow).where(RulingRow.screening_id == screening_id).order_by(RulingRow.id)
     )
@@ -336,5 +322,4 @@ async def history(
         .where(ReadingRow.screening_id == screening_id)
         .order_by(ReadingRow.id)
     )
-    readings = [RereadView(*row) for row in await session.execute(statement)]
-    return list(rulings), readings
+    return list(rulings), list(await session.execute(statement))

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from typing import Any
 
+from sqlalchemy.engine import Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.errors import require_role
@@ -34,7 +36,6 @@ from app.models.rescore import RulingRow
 from app.models.screening import Screening
 from app.repositories import decisions, queue_items, rescores, screenings
 from app.repositories.queue_items import QueueFilters, effective_status
-from app.repositories.rescores import RereadView
 
 __all__ = [
     "ItemDetail",
@@ -74,7 +75,7 @@ class ItemDetail:
     trail: list[Decision]
     # What re-scoring runs did to it (repositories.rescores.history); empty until one did.
     rulings: list[RulingRow] = field(default_factory=list)
-    readings: list[RereadView] = field(default_factory=list)
+    readings: list[Row[Any]] = field(default_factory=list)
 
 
 async def list_items(
