@@ -20,7 +20,6 @@ other way round.
 from __future__ import annotations
 
 import asyncio
-import random
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -32,10 +31,9 @@ from app.pipeline.plan import PastCall
 from app.pipeline.records import past_call
 from app.pipeline.ruling import ScreeningRuling
 from app.repositories import jobs, queue_items, reviews, screenings
-from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import DONE, NewOutcome
-from app.review_queue.intake import queue_as
+from app.review_queue.intake import queue_item
 from app.vocabulary import Pair, Role
 
 # Writes per transaction; more wait for the next round.
@@ -190,17 +188,19 @@ async def _record_all(session: AsyncSession, finishes: Sequence[Finish]) -> None
     that completes their jobs; a screening done already gets neither."""
     outcomes = [_outcome(finish) for finish in finishes]
     recorded = await screenings.record_outcomes(session, outcomes)
-    items = [
-        NewQueueItem(
-            screening_id=finish.screening_id,
-            reasons=list(finish.ruling.ruling.reasons),
-            audit=kind == "audit",
-            batch_id=recorded[finish.screening_id],
+    items = (
+        queue_item(
+            finish.screening_id,
+            finish.ruling.ruling.outcome.value,
+            finish.ruling.ruling.reasons,
+            recorded[finish.screening_id],
+            audit_rate=finish.audit_rate,
         )
         for finish in finishes
-        if finish.screening_id in recorded and (kind := _queue_as(finish)) is not None
-    ]
-    await queue_items.add_many_unless_queued(session, items)
+        if finish.screening_id in recorded
+    )
+    new = [item for item in items if item is not None]
+    await queue_items.add_many_unless_queued(session, new)
 
 
 def _outcome(finish: Finish) -> NewOutcome:
@@ -213,11 +213,6 @@ def _outcome(finish: Finish) -> NewOutcome:
         policy_version=ruling.ruling.policy_version,
         evidence_version=ruling.evidence_version,
     )
-
-
-def _queue_as(finish: Finish) -> str | None:
-    outcome = finish.ruling.ruling.outcome.value
-    return queue_as(outcome, audit_rate=finish.audit_rate, rng=random.random)
 
 
 def _database_failed(error: Exception) -> bool:

@@ -29,6 +29,24 @@ def queue_as(outcome: str, *, audit_rate: float, rng: Rng) -> Literal["review", 
     return "audit" if rng() < audit_rate else None
 
 
+def queue_item(
+    screening_id: str,
+    outcome: str,
+    reasons: Sequence[str],
+    batch_id: str | None,
+    *,
+    audit_rate: float,
+    rng: Rng = random.random,
+) -> NewQueueItem | None:
+    """The queue item this outcome calls for, or None (see `queue_as`)."""
+    kind = queue_as(outcome, audit_rate=audit_rate, rng=rng)
+    if kind is None:
+        return None
+    return NewQueueItem(
+        screening_id=screening_id, reasons=list(reasons), audit=kind == "audit", batch_id=batch_id
+    )
+
+
 async def queue_for_review(
     session: AsyncSession,
     screening_id: str,
@@ -74,16 +92,11 @@ async def queue_many(
 ) -> int:
     """Bulk `queue_for_review` for new screenings (those without an outcome are skipped);
     returns how many items were added."""
-    new = [
-        NewQueueItem(
-            screening_id=screening.id,
-            reasons=list(screening.reasons),
-            audit=kind == "audit",
-            batch_id=screening.batch_id,
-        )
-        for screening in decided
-        if screening.outcome is not None
-        and (kind := queue_as(screening.outcome, audit_rate=audit_rate, rng=rng)) is not None
-    ]
+    items = (
+        queue_item(s.id, s.outcome, s.reasons, s.batch_id, audit_rate=audit_rate, rng=rng)
+        for s in decided
+        if s.outcome is not None
+    )
+    new = [item for item in items if item is not None]
     await queue_items.add_many(session, new)
     return len(new)
