@@ -477,26 +477,35 @@ async def test_cli_apply_restamps_what_stays_and_a_later_unbumped_change_is_caug
     assert (run.diff.unversioned, run.diff.applied, run.diff.restamps_applied) == (1, 0, 0)
 
 
-async def test_a_waiting_queue_item_takes_the_new_reasons(
-    sessions: async_sessionmaker[AsyncSession],
-) -> None:
+async def queued_unreadable(sessions: async_sessionmaker[AsyncSession]) -> str:
+    """A needs_review screening in the queue, stored by a parser that could read nothing
+    (the current one reads its translator reply as MISMATCH)."""
     async with sessions() as session:
-        moved = await stored_screening(
+        screening_id = await stored_screening(
             session, 1, (QUOTING, FAITHFUL), batch_id=None, outcome="needs_review",
             reasons=("translator_missing",), read=unreadable_read,
         )  # fmt: skip
-        await queue_items.add(
-            session,
-            NewQueueItem(
-                screening_id=moved, reasons=["translator_missing"], audit=False, batch_id=None
-            ),
+        new = NewQueueItem(
+            screening_id=screening_id, reasons=["translator_missing"], audit=False, batch_id=None
         )
+        await queue_items.add(session, new)
         await session.commit()
+    return screening_id
+
+
+async def test_a_waiting_queue_item_takes_the_new_reasons(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    moved = await queued_unreadable(sessions)
     run = await rescore(sessions, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0)
     assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
     async with sessions() as session:
         item = (await session.scalars(select(QueueItem))).one()
-    assert (item.status, item.reasons) == ("open", ["translator_mismatch"])
+    assert (item.screening_id, item.status, item.reasons) == (
+        moved,
+        "open",
+        ["translator_mismatch"],
+    )
 
 
 async def apply_batch(sessions: async_sessionmaker[AsyncSession]) -> RescoreRun:
@@ -557,16 +566,7 @@ async def test_a_run_that_fails_part_way_keeps_its_chunks_and_says_it_failed(
 async def test_the_reviewer_sees_the_history_and_the_re_readings(
     api: Api, sessions: async_sessionmaker[AsyncSession]
 ) -> None:
-    async with sessions() as session:
-        moved = await stored_screening(
-            session, 1, (QUOTING, FAITHFUL), batch_id=None, outcome="needs_review",
-            reasons=("translator_missing",), read=unreadable_read,
-        )  # fmt: skip
-        new = NewQueueItem(
-            screening_id=moved, reasons=["translator_missing"], audit=False, batch_id=None
-        )
-        await queue_items.add(session, new)
-        await session.commit()
+    await queued_unreadable(sessions)
     response = await api.client.post("/v1/rescore", json={"all": True, "apply": True})
     assert response.json()["applied"] == 1
     item = (await api.client.get("/v1/queue")).json()["items"][0]
