@@ -2,47 +2,22 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-from typing import Any
-
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.deps import RuntimeDep
+from app.api.rescore_schemas import RescoreOut, RescoreRequest
 from app.api.schemas import error_responses
 from app.auth.dependencies import AdminDep
-from app.repositories.rescores import Scope
 from app.rescore.diff import MAX_LISTED_IDS
 from app.rescore.service import rescore
 
 router = APIRouter(prefix="/v1/rescore", tags=["rescore"])
 
 
-class RescoreRequest(BaseModel):
-    """Exactly one of `batch_id`, `since` or `all: true`; `apply` writes the changes."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    batch_id: str | None = Field(default=None, max_length=36)
-    since: datetime | None = Field(default=None, description="Created at or after (UTC).")
-    all: bool = False
-    apply: bool = False
-
-    @model_validator(mode="after")
-    def one_scope(self) -> RescoreRequest:
-        chosen = [self.batch_id is not None, self.since is not None, self.all]
-        if sum(chosen) != 1:
-            raise ValueError("give exactly one scope: batch_id, since, or all: true")
-        return self
-
-    def scope(self) -> Scope:
-        return Scope(batch_id=self.batch_id, since=self.since)
-
-
-@router.post("", responses=error_responses(404, 422))
+@router.post("", response_model=RescoreOut, responses=error_responses(404, 422))
 async def rescore_screenings(
     body: RescoreRequest, runtime: RuntimeDep, principal: AdminDep
-) -> dict[str, Any]:
+) -> RescoreOut:
     """Re-read every stored raw reply in scope with the current parser and re-decide with
     the current policy and evidence checks; no model is called. Without `apply` nothing is
     written: the answer is the diff (how many outcomes would change, from -> to, reasons
@@ -59,4 +34,4 @@ async def rescore_screenings(
         format_retries=settings.format_retries,
         audit_rate=settings.audit_rate,
     )
-    return {"rescore_id": run.rescore_id, **run.diff.as_json(max_ids=MAX_LISTED_IDS)}
+    return RescoreOut(rescore_id=run.rescore_id, **run.diff.as_json(max_ids=MAX_LISTED_IDS))
