@@ -54,6 +54,14 @@ class Outcome(StrEnum):
     NEEDS_REVIEW = "needs_review"
 
 
+class Label(StrEnum):
+    """What a pair is known to be, supplied by the client for calibration. Never shown to
+    a prompt, an evidence check, the policy or a reviewer."""
+
+    FAITHFUL = "faithful"
+    MISMATCH = "mismatch"
+
+
 class Role(StrEnum):
     TRANSLATOR = "translator"
     JUDGE = "judge"

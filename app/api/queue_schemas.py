@@ -6,6 +6,7 @@ from datetime import datetime
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.json_schema import SkipJsonSchema
 
 from app.api.schemas import ScreeningOut
 from app.auth.principal import AccessRole
@@ -76,8 +77,20 @@ class DecisionOut(BaseModel):
         return cls.model_validate(row, from_attributes=True)
 
 
+class ReviewerScreeningOut(ScreeningOut):
+    """A screening as a reviewer sees it: without the client's label and tags, which
+    would tell the person the answer (or hint at it) before they decide."""
+
+    label: SkipJsonSchema[None] = Field(default=None, exclude=True)
+    tags: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
+
+    @classmethod
+    def withholding(cls, screening: ScreeningOut) -> ReviewerScreeningOut:
+        return cls.model_validate(screening.model_dump(exclude={"label", "tags"}))
+
+
 class QueueItemOut(QueueItemSummary):
-    screening: ScreeningOut = Field(
+    screening: ReviewerScreeningOut = Field(
         description="The pair, evidence, reasons, and every review with its raw reply."
     )
     trail: list[DecisionOut] = Field(description="Decisions and reopens, oldest first.")
@@ -86,7 +99,9 @@ class QueueItemOut(QueueItemSummary):
     def of_detail(cls, detail: ItemDetail) -> QueueItemOut:
         return cls(
             **QueueItemSummary.of(detail.entry).model_dump(),
-            screening=ScreeningOut.of(detail.screening, detail.rulings, detail.readings),
+            screening=ReviewerScreeningOut.withholding(
+                ScreeningOut.of(detail.screening, detail.rulings, detail.readings)
+            ),
             trail=[DecisionOut.of(row) for row in detail.trail],
         )
 

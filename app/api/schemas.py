@@ -97,6 +97,10 @@ class ScreeningSummary(BaseModel):
     # A person's decision from the review queue (issue 5); the outcome is never changed.
     final_decision: Literal["faithful", "mismatch"] | None = None
     final_decision_at: datetime | None = None
+    label: Literal["faithful", "mismatch"] | None = Field(
+        default=None, description="What the client said the pair is (for calibration)."
+    )
+    tags: list[str] = Field(default_factory=list)
 
     @classmethod
     def of(cls, screening: Screening) -> ScreeningSummary:

@@ -255,6 +255,8 @@ async def _store_chunk(
             batch_id=batch_id,
             batch_index=index,
             confirmations=_confirmations(request, settings),
+            label=request.label,
+            tags=request.tags,
         )
         if request.replies is None:
             queued.append(screening.id)

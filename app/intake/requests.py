@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
 
@@ -23,6 +23,12 @@ def storable(text: str) -> str:
 StorableText = Annotated[str, AfterValidator(storable)]
 # A statement must say something: empty or whitespace-only text is rejected (422).
 Statement = Annotated[StorableText, StringConstraints(min_length=1, pattern=r"\S")]
+
+
+# A tag slices calibration and reports: `source:minif2f`, `split/test`, `v2.1`.
+TAG_PATTERN = r"^[A-Za-z0-9_.:/-]{1,64}$"
+MAX_TAGS = 16
+Tag = Annotated[str, StringConstraints(pattern=TAG_PATTERN)]
 
 
 class Options(BaseModel):
@@ -59,4 +65,16 @@ class ScreeningRequest(BaseModel):
     options: Options = Field(default_factory=Options)
     replies: SuppliedReplies | None = Field(
         default=None, description="Supply both replies to screen with no LLM call."
+    )
+    # Validated as its value (strict mode takes no string for an enum), stored as such.
+    label: Literal["faithful", "mismatch"] | None = Field(
+        default=None,
+        description="What the pair is known to be, for calibration. Stored with the "
+        "screening; never shown to a model, the evidence checks, the policy or a reviewer.",
+    )
+    tags: list[Tag] = Field(
+        default_factory=list,
+        max_length=MAX_TAGS,
+        description=f"At most {MAX_TAGS} tags, each 1-64 letters, digits and `_.:/-`, "
+        "to slice calibration and reports by.",
     )

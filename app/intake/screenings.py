@@ -54,6 +54,8 @@ async def submit(
         external_id=request.external_id,
         batch_id=batch_id,
         confirmations=confirmations,
+        label=request.label,
+        tags=request.tags,
     )
     if request.replies is None:
         await jobs.enqueue(session, screening.id)

@@ -6,13 +6,22 @@ import uuid
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    ForeignKey,
+    Index,
+    String,
+    Text,
+    UniqueConstraint,
+    text,
+)
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
 from app.models.decision import DecisionValue
-from app.vocabulary import Outcome, ScreeningStatus
+from app.vocabulary import Label, Outcome, ScreeningStatus
 
 if TYPE_CHECKING:
     from app.models.pair import PairRow
@@ -21,6 +30,7 @@ if TYPE_CHECKING:
 STATUSES = tuple(s.value for s in ScreeningStatus)
 OUTCOMES = tuple(o.value for o in Outcome)
 DECISIONS = tuple(d.value for d in DecisionValue)
+LABELS = tuple(label.value for label in Label)
 
 
 def new_screening_id() -> str:
@@ -40,6 +50,9 @@ class Screening(Base):
             f"final_decision IS NULL OR {one_of('final_decision', DECISIONS)}",
             name="final_decision",
         ),
+        CheckConstraint(f"label IS NULL OR {one_of('label', LABELS)}", name="label"),
+        # A batch's labelled screenings, read by its calibration.
+        Index("ix_screenings_batch_id_label", "batch_id", "label"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_screening_id)
@@ -67,6 +80,11 @@ class Screening(Base):
     # by a decision, cleared by a reopen. The full trail is in `decisions`.
     final_decision: Mapped[str | None] = mapped_column(String(16))
     final_decision_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # What the client knows the pair to be, for calibration; read by reports only (never
+    # by a prompt, the evidence checks, the policy or the review queue).
+    label: Mapped[str | None] = mapped_column(String(16))
+    # The client's slicing tags (validated at intake), [] when none.
+    tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
 
     # Loaded only when asked for (lazy="raise"): async sessions cannot lazy-load.
     pair: Mapped[PairRow] = relationship(lazy="raise")

@@ -40,6 +40,8 @@ async def add(
     external_id: str | None,
     batch_id: str | None,
     confirmations: int,
+    label: str | None = None,
+    tags: Sequence[str] = (),
     status: str = ScreeningStatus.QUEUED.value,
 ) -> Screening:
     screening = Screening(
@@ -47,6 +49,8 @@ async def add(
         external_id=external_id,
         batch_id=batch_id,
         confirmations=confirmations,
+        label=label,
+        tags=list(tags),
         status=status,
     )
     session.add(screening)
@@ -175,6 +179,8 @@ class NewScreening:
     evidence: Sequence[Mapping[str, object]] = ()
     policy_version: str | None = None
     evidence_version: str | None = None
+    label: str | None = None
+    tags: Sequence[str] = ()
 
     def row(self, now: datetime) -> dict[str, Any]:
         decided = self.outcome is not None
@@ -191,6 +197,8 @@ class NewScreening:
             "policy_version": self.policy_version,
             "evidence_version": self.evidence_version,
             "confirmations": self.confirmations,
+            "label": self.label,
+            "tags": list(self.tags),
             "error": None,
             "created_at": now,
             "updated_at": now,
