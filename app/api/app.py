@@ -9,7 +9,17 @@ from fastapi import FastAPI
 
 from app import __version__
 from app.api.errors import install_error_handlers
-from app.api.routes import batches, health, keys, metrics, queue, reports, rescore, screenings
+from app.api.routes import (
+    batches,
+    calibration,
+    health,
+    keys,
+    metrics,
+    queue,
+    reports,
+    rescore,
+    screenings,
+)
 from app.auth.dependencies import install_auth_error_handler
 from app.runtime import Runtime
 from app.settings import Settings, get_settings
@@ -45,5 +55,6 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(metrics.router)  # issue 6: /metrics
     app.include_router(reports.router)  # issue 6: /v1/reports/summary
     app.include_router(rescore.router)  # issue 6: /v1/rescore
+    app.include_router(calibration.router)
     install_review_pages(app)  # the reviewer web page, /review (app/web)
     return app

@@ -1,0 +1,89 @@
+"""The calibration of a batch, and the comparison of two, read from a database session
+(the API and the CLI both use these)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.calibration.compare import Comparison, Judged, compare
+from app.calibration.kind import statement_kind
+from app.calibration.tally import CalibrationTally, Call, LabelledScreening
+from app.errors import AppError, NotFound
+from app.repositories import batches, calibration
+from app.repositories.calibration import AnyRow
+from app.vocabulary import ScreeningStatus
+
+DONE = ScreeningStatus.DONE.value
+
+
+async def batch_calibration(session: AsyncSession, batch_id: str) -> dict[str, Any]:
+    """The calibration object of GET /v1/batches/{id}/calibration. Raises NotFound."""
+    await _require_batch(session, batch_id)
+    tally = CalibrationTally(unlabelled=await calibration.unlabelled_count(session, batch_id))
+    async for rows in calibration.labelled_screenings(session, batch_id):
+        tally.add(labelled_screening(rows))
+    return {"batch_id": batch_id, **tally.as_json()}
+
+
+def labelled_screening(rows: Sequence[AnyRow]) -> LabelledScreening:
+    """One screening's rows (repositories.calibration.labelled_screenings) as a value."""
+    first = rows[0]
+    return LabelledScreening(
+        label=first.label,
+        outcome=first.outcome if first.status == DONE else None,
+        reasons=tuple(first.reasons or ()),
+        tags=tuple(first.tags or ()),
+        kind=statement_kind(first.formal),
+        confirmations=first.confirmations,
+        policy_version=first.policy_version,
+        evidence_version=first.evidence_version,
+        calls=tuple(_call(row) for row in rows if row.role is not None),
+    )
+
+
+def _call(row: AnyRow) -> Call:
+    usage = row.usage or {}
+    return Call(
+        role=row.role,
+        model=row.model,
+        prompt_version=row.prompt_version,
+        parser_version=row.parser_version,
+        supplied=bool(row.supplied),
+        prompt_tokens=int(usage.get("prompt_tokens") or 0),
+        completion_tokens=int(usage.get("completion_tokens") or 0),
+        latency_ms=row.latency_ms,
+    )
+
+
+async def compare_batches(session: AsyncSession, a: str, b: str) -> dict[str, Any]:
+    """The comparison of GET /v1/calibrations/compare. Raises NotFound for an unknown
+    batch and 409 `no_common_pairs` when no pair is labelled alike and done in both."""
+    judged = [await _judged(session, batch_id) for batch_id in (a, b)]
+    comparison: Comparison = compare(*judged)
+    if comparison.common == 0:
+        raise AppError(
+            409,
+            "no_common_pairs",
+            f"batches {a} and {b} have no pair in common that is labelled alike and done "
+            f"in both ({comparison.label_conflicts} labelled differently); compare batches "
+            "that screened the same labelled pairs",
+        )
+    return {"a": a, "b": b, **comparison.as_json()}
+
+
+async def _judged(session: AsyncSession, batch_id: str) -> dict[object, Judged]:
+    """Each pair's first done, labelled screening of the batch (a pair submitted twice in
+    one batch counts once)."""
+    await _require_batch(session, batch_id)
+    judged: dict[object, Judged] = {}
+    async for row in calibration.judged_pairs(session, batch_id):
+        judged.setdefault(row.pair_id, Judged(row.label, row.outcome))
+    return judged
+
+
+async def _require_batch(session: AsyncSession, batch_id: str) -> None:
+    if await batches.get(session, batch_id) is None:
+        raise NotFound("batch", batch_id)
