@@ -6,6 +6,7 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
+from app.api.calibration_schemas import SliceOut
 from app.repositories.rescores import Scope
 
 
@@ -36,6 +37,13 @@ class VersionsOut(BaseModel):
     evidence: str
 
 
+class CalibrationMove(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    before: SliceOut
+    after: SliceOut
+
+
 class RescoreOut(BaseModel):
     # Every field of the diff is listed: one added to Diff.as_json alone fails, not vanishes.
     model_config = ConfigDict(extra="forbid")
@@ -61,3 +69,7 @@ class RescoreOut(BaseModel):
     raced: int = Field(description="Changed by someone else meanwhile: left for a next run.")
     changed_ids: list[str] = Field(description="Changed screenings, at most 10,000.")
     changed_ids_truncated: bool
+    calibration: CalibrationMove = Field(
+        description="The labelled screenings in scope: matrix and rates under their "
+        "outcome now (`before`) and as re-scored (`after`)."
+    )

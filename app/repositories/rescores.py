@@ -92,6 +92,7 @@ def _current(screening: Screening) -> CurrentState:
         policy_version=screening.policy_version,
         evidence_version=screening.evidence_version,
         updated_at=screening.updated_at,
+        label=screening.label,
     )
 
 

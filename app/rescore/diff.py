@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from app.calibration.tally import Matrix
 from app.contract.reading import Reading
 from app.pipeline.ruling import ScreeningRuling
 
@@ -38,6 +39,8 @@ class CurrentState:
     evidence_version: str | None
     # When the row last changed: a write succeeds only if it is still this.
     updated_at: datetime
+    # The client's label, when it gave one: the run's calibration before and after.
+    label: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,10 +149,20 @@ class Diff:
     restamps_applied: int = 0
     # Changed by someone else between reading and writing: left for the next run.
     raced: int = 0
+    # Labelled screenings by their outcome now and as replayed: a change judged on labels.
+    calibration_before: Matrix = field(default_factory=Matrix)
+    calibration_after: Matrix = field(default_factory=Matrix)
 
-    def skip(self, cause: str) -> None:
+    def skip(self, current: CurrentState, cause: str) -> None:
         self.considered += 1
         self.skipped[cause] += 1
+        self.calibrate(current, current.outcome)
+
+    def calibrate(self, current: CurrentState, outcome: str) -> None:
+        """Count a labelled screening under its current outcome and `outcome` after."""
+        if current.label is not None:
+            self.calibration_before.add(current.label, current.outcome)
+            self.calibration_after.add(current.label, outcome)
 
     def add(self, change: Change | None, *, incomplete: bool) -> None:
         self.considered += 1
@@ -201,6 +214,10 @@ class Diff:
             "raced": self.raced,
             "changed_ids": list(ids if max_ids is None else ids[:max_ids]),
             "changed_ids_truncated": max_ids is not None and len(ids) > max_ids,
+            "calibration": {
+                "before": self.calibration_before.as_json(),
+                "after": self.calibration_after.as_json(),
+            },
         }
 
 

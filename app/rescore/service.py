@@ -154,10 +154,10 @@ def _replayed(
     """Replay one screening into `diff`; the change to write, if there is one to write."""
     current = screening.current
     if JOB_FAILED in current.reasons:
-        diff.skip(JOB_FAILED)
+        diff.skip(current, JOB_FAILED)
         return None
     if not replayable(calls):
-        diff.skip("no_stored_calls")
+        diff.skip(current, "no_stored_calls")
         return None
     replayed = replay(
         screening.pair,
@@ -169,6 +169,7 @@ def _replayed(
     before = {call.review_id: call.reading for call in calls}
     change = compare(current, replayed.ruling, before, replayed.readings)
     diff.add(change, incomplete=replayed.incomplete)
+    diff.calibrate(current, replayed.ruling.ruling.outcome.value)
     return None if change is None or change.unversioned else change
 
 

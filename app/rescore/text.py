@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from app.calibration.tally import Matrix, rate_json
+from app.calibration.text import rate_text
 from app.rescore.diff import Diff
 
 
@@ -29,6 +31,7 @@ def diff_text(diff: Diff, rescore_id: str | None) -> str:
     lines += _section("Reasons added", diff.reasons_added)
     lines += _section("Reasons removed", diff.reasons_removed)
     lines += _section("Readings (status/verdict, from -> to)", diff.readings)
+    lines += _calibration(diff.calibration_before, diff.calibration_after)
     if diff.unversioned:
         lines += [
             "",
@@ -61,6 +64,18 @@ def _transitions(diff: Diff) -> list[str]:
     for move, n in _ordered(diff.transitions):
         lines.append(f"  {move.ljust(width)}  {n}")
         lines += [f"      {reason}  {k}" for reason, k in _ordered(diff.by_transition[move])]
+    return lines
+
+
+def _calibration(before: Matrix, after: Matrix) -> list[str]:
+    """False-pass and false-alarm on the labelled screenings, now -> as re-scored."""
+    if not before.labelled:
+        return []
+    now, then = before.rates(), after.rates()
+    lines = ["", f"On the {before.labelled} labelled screenings (now -> re-scored)"]
+    for name in ("false_pass", "false_alarm"):
+        moved = f"{rate_text(rate_json(now[name]))} -> {rate_text(rate_json(then[name]))}"
+        lines.append(f"  {name.ljust(11)}  {moved}")
     return lines
 
 

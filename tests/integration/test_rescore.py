@@ -100,12 +100,14 @@ async def stored_screening(
     outcome: str = "passed",
     reasons: tuple[str, ...] = (),
     read: Any = naive_read,
+    label: str | None = None,
 ) -> str:
     """A finished screening whose reviews were read by `read` (the old parser by default)."""
     row = await pairs.get_or_create(session, pair(n))
     screening = await screenings.add(
-        session, pair_id=row.id, external_id=f"x{n}", batch_id=batch_id, confirmations=0
-    )
+        session, pair_id=row.id, external_id=f"x{n}", batch_id=batch_id, confirmations=0,
+        label=label,
+    )  # fmt: skip
     await screenings.record_outcome(
         session, screening.id, outcome=outcome, reasons=list(reasons), evidence=[],
         policy_version=POLICY_VERSION, evidence_version=EVIDENCE_VERSION,
