@@ -149,7 +149,7 @@ def _post_batch(
         client,
         "POST",
         "/v1/batches",
-        content=ndjson_body(pairs),
+        content=ndjson_body(pairs, found),
         headers={"Content-Type": NDJSON, "Idempotency-Key": key},
         params={"name": name} if name else None,
     )
@@ -258,7 +258,7 @@ def screen_command(pairs: PairsArgument, out: OutOption = None) -> None:
     settings = get_settings()
     try:
         found = surveyed(pairs)
-        body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs))), NDJSON)
+        body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
         upgrade_to_head(settings.database_url)
         asyncio.run(_screen(pairs, found, body, settings, out))
     except CommandFailed as error:

@@ -1,15 +1,31 @@
 """Reading a pairs file: JSON Lines, one screening request per line.
 
-A line is a screening request as the API takes it (`informal`, `formal`, `header`?,
-`external_id`?, `options`?, `replies`?), or a row of the shared pairs data set: a row with
-an `id` and no `external_id` keeps `informal`, `formal` and `header`, takes its `id` as the
-`external_id` and drops everything else (`source`, `repo`, `commit`, ...). A request never
-has an `id`, so the two shapes cannot be confused.
+Three shapes of line, told apart by their fields:
 
-Lines are numbered from 1, as an editor shows them. Blank lines are skipped but counted, so
-an item's index (what the batch intake reports) and its line number can differ: `Survey`
-keeps the line of every index. Bytes are decoded as UTF-8 per line (a byte-order mark is
-dropped), split at b"\\n" only, as JSON Lines are.
+- a row of `GET /v1/decisions/export` has a `decision_id`. It becomes the request
+  {`informal`, `formal`, `header`, `external_id`, `label`: its `decision`}. A row that is
+  `superseded` or `withdrawn` (true), or whose decision is `unsure`, is skipped: no item,
+  no error. Of several current decisions on one pair (the same informal, formal and
+  header), the last in the file is the pair's final one; the earlier ones are skipped.
+- a row of a shared data set (the pairs, or the labelled set) has an `id` and no
+  `external_id`. It keeps `informal`, `formal`, `header`, `label`, `tags`, `replies` and
+  `options`, takes its `id` as the `external_id`, and its `source` as the tag
+  `source:<source>` (every character outside the tag alphabet replaced by `-`, cut to 64
+  characters; added to its own tags unless already there or they are already 16). The rest
+  (`why`, `repo`, `commit`, ...) is dropped.
+- anything else is a screening request as the API takes it (`informal`, `formal`,
+  `header`?, `external_id`?, `options`?, `replies`?, `label`?, `tags`?).
+
+A request never has an `id` or a `decision_id` (the schema forbids both), and an export row
+never has an `id`, so no line can be read as the wrong shape.
+
+Lines are numbered from 1, as an editor shows them. Blank lines and skipped lines are
+counted, so an item's index (what the batch intake reports) and its line number can differ:
+`Survey` keeps the line of every index, and the lines it skipped with why. Whether a
+decision is its pair's final one takes the whole file to know, so the upload body is read
+with the survey's `skipped` and checked against its `line_numbers`: both see the same
+items. Bytes are decoded as UTF-8 per line (a byte-order mark is dropped), split at b"\\n"
+only, as JSON Lines are.
 
 `survey` checks every line against the request schema before anything is sent, so one
 report names every malformed line; what only intake can judge (size limits, a provider
@@ -20,6 +36,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +44,22 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from app.intake.requests import ScreeningRequest
+from app.intake.requests import MAX_TAGS, ScreeningRequest
+from app.vocabulary import Label
 
 JSON_WHITESPACE = " \t\r\n"
-SHARED_ROW_FIELDS = ("informal", "formal", "header")
+SHARED_ROW_FIELDS = ("informal", "formal", "header", "label", "tags", "replies", "options")
+EXPORT_ROW_FIELDS = ("informal", "formal", "header", "external_id")
+LABELS = tuple(label.value for label in Label)
+UNSURE = "unsure"  # a decision saying the reviewer could not tell
+# Outside the alphabet of app.intake.requests.TAG_PATTERN (a unit test holds them together).
+NOT_TAG_CHARACTER = re.compile(r"[^A-Za-z0-9_.:/-]")
+TAG_LENGTH = 64
+# Why a line is no item (Survey.skipped).
+SKIP_SUPERSEDED = "superseded"
+SKIP_WITHDRAWN = "withdrawn"
+SKIP_UNSURE = UNSURE
+SKIP_NOT_FINAL = "a later decision on the same pair"
 # Upload blocks: large enough to keep per-chunk overhead low, small enough to stream.
 BODY_BLOCK_BYTES = 64 * 1024
 # Lines named per distinct problem; a problem shared by thousands of lines is one entry.
@@ -46,6 +75,8 @@ class PairLine:
     number: int
     item: dict[str, Any]
     wire: bytes  # the item as one application/x-ndjson line
+    # A decision (an export row): a digest of the pair it decides, None for other lines.
+    decided_pair: bytes | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +86,14 @@ class LineProblem:
     field: str = ""
 
 
+@dataclass(frozen=True, slots=True)
+class SkippedLine:
+    """An export row that is no item: superseded, withdrawn or unsure."""
+
+    number: int
+    why: str
+
+
 @dataclass
 class Survey:
     """One pass over the file before anything is sent."""
@@ -62,6 +101,7 @@ class Survey:
     digest: str = ""  # sha256 of the file's bytes
     line_numbers: list[int] = field(default_factory=list)  # item index -> line number
     problems: list[LineProblem] = field(default_factory=list)
+    skipped: dict[int, str] = field(default_factory=dict)  # line number -> why no item
 
     @property
     def total(self) -> int:
@@ -84,21 +124,46 @@ class Survey:
             for detail in details
         ]
 
+    def add(self, line: PairLine | LineProblem | SkippedLine) -> None:
+        if isinstance(line, LineProblem):
+            self.problems.append(line)
+        elif isinstance(line, SkippedLine):
+            self.skipped[line.number] = line.why
+        else:
+            self.line_numbers.append(line.number)
+            self.problems.extend(schema_problems(line))
+
+    def drop_skipped_items(self) -> None:
+        """Decisions a later line showed not to be final are no items after all."""
+        self.line_numbers = [n for n in self.line_numbers if n not in self.skipped]
+        self.problems = [p for p in self.problems if p.number not in self.skipped]
+
 
 def survey(path: Path) -> Survey:
-    """The digest, the line of every item, and every line that is not a valid request."""
+    """The digest, the line of every item, every line that is not a valid request, and
+    every line skipped with why."""
     result = Survey()
     digest = hashlib.sha256()
+    latest: dict[bytes, int] = {}  # a decided pair -> the line of its latest decision
     for number, raw in _raw_lines(path):
         digest.update(raw)
         line = _pair_line(number, raw)
-        if isinstance(line, LineProblem):
-            result.problems.append(line)
-        elif line is not None:
-            result.line_numbers.append(number)
-            result.problems.extend(schema_problems(line))
+        if isinstance(line, PairLine) and (earlier := _replaced(latest, line)) is not None:
+            result.skipped[earlier] = SKIP_NOT_FINAL
+        if line is not None:
+            result.add(line)
+    result.drop_skipped_items()
     result.digest = digest.hexdigest()
     return result
+
+
+def _replaced(latest: dict[bytes, int], line: PairLine) -> int | None:
+    """The line of the decision on the same pair that `line`, a later one, replaces."""
+    if line.decided_pair is None:
+        return None
+    earlier = latest.get(line.decided_pair)
+    latest[line.decided_pair] = line.number
+    return earlier
 
 
 def schema_problems(line: PairLine) -> list[LineProblem]:
@@ -133,24 +198,27 @@ def _what(field_name: str, message: str) -> str:
     return f"{field_name}: {message}" if field_name else message
 
 
-def read_pairs(path: Path) -> Iterator[PairLine | LineProblem]:
-    """Every non-blank line as a request object (shared rows mapped), or what is wrong."""
+def read_pairs(path: Path, found: Survey | None = None) -> Iterator[PairLine | LineProblem]:
+    """Every line that is an item as a request object (other shapes mapped), or what is
+    wrong with it. The lines `found` (`survey(path)`) skipped are left out; without it the
+    file is surveyed first, as only the whole file says which decisions are final."""
+    skipped = (found if found is not None else survey(path)).skipped
     for number, raw in _raw_lines(path):
+        if number in skipped:
+            continue
         line = _pair_line(number, raw)
-        if line is not None:
+        if isinstance(line, PairLine | LineProblem):
             yield line
 
 
-def ndjson_body(path: Path) -> Iterator[bytes]:
-    """The file as an application/x-ndjson body (shared rows mapped), in blocks.
-
-    Call `survey` first: a line that has become unreadable since stops the upload.
-    """
+def ndjson_body(path: Path, found: Survey | None = None) -> Iterator[bytes]:
+    """The file's items as an application/x-ndjson body, in blocks: the items of `found`
+    (`survey(path)`, made here when not given), read again from their lines. A file that
+    has changed since the survey stops the upload, at the latest before its last block."""
+    found = found if found is not None else survey(path)
     block = bytearray()
-    for line in read_pairs(path):
-        if isinstance(line, LineProblem):
-            raise PairsFileError(f"{path} changed while it was read (line {line.number})")
-        block += line.wire
+    for wire in _surveyed_items(path, found):
+        block += wire
         if len(block) >= BODY_BLOCK_BYTES:
             yield bytes(block)
             block.clear()
@@ -158,12 +226,89 @@ def ndjson_body(path: Path) -> Iterator[bytes]:
         yield bytes(block)
 
 
+def _surveyed_items(path: Path, found: Survey) -> Iterator[bytes]:
+    """The wire line of every item `found` counted, from the file as it is now;
+    PairsFileError where the two no longer agree (the bytes are compared at the end)."""
+    digest = hashlib.sha256()
+    expected = iter(found.line_numbers)
+    for number, raw in _raw_lines(path):
+        digest.update(raw)
+        line = None if number in found.skipped else _pair_line(number, raw)
+        if line is None:
+            continue
+        if not isinstance(line, PairLine) or number != next(expected, None):
+            raise _changed(path, number)
+        yield line.wire
+    missing = next(expected, None)
+    if missing is not None or digest.hexdigest() != found.digest:
+        raise _changed(path, missing)
+
+
+def _changed(path: Path, number: int | None) -> PairsFileError:
+    where = f" (line {number})" if number is not None else ""
+    return PairsFileError(f"{path} changed while it was read{where}")
+
+
 def request_fields(row: dict[str, Any]) -> dict[str, Any]:
-    """A line's screening request: a shared-data row mapped, anything else as it is."""
+    """A line's screening request: an export or shared-data row mapped, anything else as
+    it is. (Whether an export row is an item at all is `skipped_row`'s to say.)"""
+    if is_export_row(row):
+        kept = {name: row[name] for name in EXPORT_ROW_FIELDS if name in row}
+        return kept | {"label": row.get("decision")}
     if "id" not in row or "external_id" in row:
         return row
     kept = {name: row[name] for name in SHARED_ROW_FIELDS if name in row}
-    return kept | {"external_id": row["id"]}
+    tags = with_source_tag(kept.get("tags", []), row.get("source"))
+    return kept | ({"tags": tags} if tags or "tags" in kept else {}) | {"external_id": row["id"]}
+
+
+def is_export_row(row: Mapping[str, Any]) -> bool:
+    return "decision_id" in row
+
+
+def source_tag(source: str) -> str:
+    """`source:<source>` with every character outside the tag alphabet made `-`, cut to
+    the longest tag."""
+    return ("source:" + NOT_TAG_CHARACTER.sub("-", source))[:TAG_LENGTH]
+
+
+def with_source_tag(tags: object, source: object) -> object:
+    """`tags` with the source's tag added. Left as they are when there is no source, when
+    they are not a list (the schema then names them), when the tag is there already, or
+    when they are already as many as a request may carry: the row's own tags come first."""
+    if not isinstance(source, str) or not source or not isinstance(tags, list):
+        return tags
+    tag = source_tag(source)
+    if tag in tags or len(tags) >= MAX_TAGS:
+        return tags
+    return [*tags, tag]
+
+
+def skipped_row(number: int, row: Mapping[str, Any]) -> SkippedLine | LineProblem | None:
+    """Why an export row is no item (superseded, withdrawn, unsure), what is wrong with
+    the fields that say so, or None: it is an item."""
+    if not is_export_row(row):
+        return None
+    for flag in (SKIP_SUPERSEDED, SKIP_WITHDRAWN):  # each named by its field
+        value = row.get(flag)
+        if value is True:
+            return SkippedLine(number, flag)
+        if value is not None and not isinstance(value, bool):
+            return LineProblem(number, "Input should be true or false", flag)
+    decision = row.get("decision")
+    if decision == UNSURE:
+        return SkippedLine(number, SKIP_UNSURE)
+    if decision not in LABELS:
+        return LineProblem(number, "Input should be 'faithful', 'mismatch' or 'unsure'", "decision")
+    return None
+
+
+def _decided_pair(row: Mapping[str, Any], item: Mapping[str, Any]) -> bytes | None:
+    if not is_export_row(row):
+        return None
+    pair = [item.get("informal"), item.get("formal"), item.get("header", "")]
+    # ASCII escapes keep a lone surrogate encodable; a list keeps the fields apart.
+    return hashlib.sha256(json.dumps(pair).encode("ascii")).digest()
 
 
 def _raw_lines(path: Path) -> Iterator[tuple[int, bytes]]:
@@ -179,7 +324,26 @@ def _open(path: Path) -> BinaryIO:
         raise PairsFileError(f"cannot read {path}: {error.strerror}") from error
 
 
-def _pair_line(number: int, raw: bytes) -> PairLine | LineProblem | None:
+def _pair_line(number: int, raw: bytes) -> PairLine | LineProblem | SkippedLine | None:
+    row = _json_object(number, raw)
+    if not isinstance(row, dict):
+        return row
+    skipped = skipped_row(number, row)
+    if skipped is not None:
+        return skipped
+    item = request_fields(row)
+    try:
+        # NaN and Infinity are read (shared rows hold some in fields that are dropped)
+        # but are not JSON: one left in the request is refused here, not sent.
+        wire = json.dumps(item, ensure_ascii=True, allow_nan=False)
+    except ValueError:
+        return LineProblem(number, "NaN or Infinity is not a JSON value")
+    # ASCII escapes keep a lone surrogate (a JSON "\ud800") sendable as valid JSON.
+    return PairLine(number, item, wire.encode("ascii") + b"\n", _decided_pair(row, item))
+
+
+def _json_object(number: int, raw: bytes) -> dict[str, Any] | LineProblem | None:
+    """The line's JSON object; None for a blank line."""
     try:
         text = raw.decode("utf-8-sig")
     except UnicodeDecodeError as error:
@@ -194,12 +358,4 @@ def _pair_line(number: int, raw: bytes) -> PairLine | LineProblem | None:
         return LineProblem(number, "not valid JSON (nested too deeply)")
     if not isinstance(row, dict):
         return LineProblem(number, "expected a JSON object (a screening request)")
-    item = request_fields(row)
-    try:
-        # NaN and Infinity are read (shared rows hold some in fields that are dropped)
-        # but are not JSON: one left in the request is refused here, not sent.
-        wire = json.dumps(item, ensure_ascii=True, allow_nan=False)
-    except ValueError:
-        return LineProblem(number, "NaN or Infinity is not a JSON value")
-    # ASCII escapes keep a lone surrogate (a JSON "\ud800") sendable as valid JSON.
-    return PairLine(number, item, wire.encode("ascii") + b"\n")
+    return row
