@@ -113,15 +113,15 @@ def submit_command(
         key = idempotency_key or default_idempotency_key(found.digest, name)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         with httpx2.Client(base_url=server, timeout=HTTP_TIMEOUT, headers=headers) as client:
-            batch_id = _post_batch(client, pairs, found, name, key)
+            batch_id = post_batch(client, pairs, found, name, key)
             if out is not None or not wait:
                 print(batch_id, flush=True)
             if wait:
                 typer.echo(f"batch {batch_id}: {found.total} pairs", err=True)
-                _wait_for_batch(client, batch_id, poll_seconds)
+                wait_for_batch(client, batch_id, poll_seconds)
                 _write_server_results(client, batch_id, out)
     except CommandFailed as error:
-        _fail("submit", error)
+        fail_command("submit", error)
 
 
 def default_idempotency_key(digest: str, name: str | None) -> str:
@@ -142,7 +142,7 @@ def surveyed(pairs: Path) -> Survey:
     return found
 
 
-def _post_batch(
+def post_batch(
     client: httpx2.Client, pairs: Path, found: Survey, name: str | None, key: str
 ) -> str:
     response = _request(
@@ -161,10 +161,10 @@ def _post_batch(
     return str(response.json()["id"])
 
 
-def _wait_for_batch(client: httpx2.Client, batch_id: str, poll_seconds: float) -> None:
+def wait_for_batch(client: httpx2.Client, batch_id: str, poll_seconds: float) -> None:
     report = ProgressReport(sys.stderr, label=f"batch {batch_id}")
     while True:
-        body = _poll(client, f"/v1/batches/{batch_id}")
+        body = poll(client, f"/v1/batches/{batch_id}")
         snapshot = Snapshot(int(body["done"]), int(body["total"]), body.get("outcomes") or {})
         report.update(snapshot)
         if snapshot.done >= snapshot.total:
@@ -173,7 +173,7 @@ def _wait_for_batch(client: httpx2.Client, batch_id: str, poll_seconds: float) -
     report.finish()
 
 
-def _poll(client: httpx2.Client, path: str) -> dict[str, Any]:
+def poll(client: httpx2.Client, path: str) -> dict[str, Any]:
     """GET `path`; a server briefly away (restarting, database 503) is waited for."""
     deadline = time.monotonic() + UNREACHABLE_GRACE_SECONDS
     while True:
@@ -262,12 +262,12 @@ def screen_command(pairs: PairsArgument, out: OutOption = None) -> None:
         upgrade_to_head(settings.database_url)
         asyncio.run(_screen(pairs, found, body, settings, out))
     except CommandFailed as error:
-        _fail("screen", error)
+        fail_command("screen", error)
     except KeyboardInterrupt:
         # What was stored stays stored: queued pairs are screened by the next `faithscreen
         # serve` or `faithscreen worker` on this database.
         stopped = CommandFailed("interrupted; stored pairs stay in the database", EXIT_INTERRUPTED)
-        _fail("screen", stopped)
+        fail_command("screen", stopped)
 
 
 async def _screen(
@@ -275,20 +275,23 @@ async def _screen(
 ) -> None:
     runtime = Runtime.create(settings, with_worker=True)
     try:
-        batch = await _intake(runtime, pairs, found, body)
+        batch = await intake_locally(runtime, pairs, found, body)
         runtime.start()
-        await _wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
+        await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
         await _write_local_results(runtime, batch.id, out)
     finally:
         await runtime.stop()
 
 
-async def _intake(runtime: Runtime, pairs: Path, found: Survey, body: BatchBody) -> Batch:
+async def intake_locally(
+    runtime: Runtime, pairs: Path, found: Survey, body: BatchBody, name: str | None = None
+) -> Batch:
     """Store every pair in one transaction, as `POST /v1/batches` does; nothing if one
-    item is invalid."""
+    item is invalid. The batch is named `name`, else after the file."""
     try:
         async with runtime.sessions() as session:
-            accepted = await submit_batch(session, body, runtime.settings, name=pairs.name)
+            named = name or pairs.name
+            accepted = await submit_batch(session, body, runtime.settings, name=named)
             await session.commit()
     except BatchRejected as error:
         if not error.details:  # the batch as a whole: empty, or too many items
@@ -299,7 +302,7 @@ async def _intake(runtime: Runtime, pairs: Path, found: Survey, body: BatchBody)
     return accepted.batch
 
 
-async def _wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) -> None:
+async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) -> None:
     report = ProgressReport(sys.stderr, label=label)
     # Shielded: this only watches the worker; cancelling it must not stop the worker.
     worker_ended = asyncio.shield(runtime.wait())
@@ -363,6 +366,6 @@ def _bad_lines(pairs: Path, summary: str, problems: list[LineProblem]) -> Comman
     )
 
 
-def _fail(command: str, error: CommandFailed) -> NoReturn:
+def fail_command(command: str, error: CommandFailed) -> NoReturn:
     typer.echo(f"faithscreen {command}: {error}", err=True)
     raise typer.Exit(error.exit_code)

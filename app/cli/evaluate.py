@@ -1,0 +1,264 @@
+"""`faithscreen eval run|show|compare`: the screen's error rates on labelled pairs.
+
+`run` screens a labelled file as one batch (on a server, or here with the embedded database
+and worker, as `screen` does) and prints its calibration; `show` prints a stored batch's;
+`compare` two batches on the pairs both screened. stdout carries the product (the text,
+or with --json only the object the API returns); progress and messages go to stderr.
+Exit codes as `submit`: 0 done, 1 the server or the run failed, 2 the input must be fixed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import httpx2
+import typer
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.calibration.html import calibration_page
+from app.calibration.service import batch_calibration, compare_batches
+from app.calibration.text import calibration_text, comparison_text
+from app.cli.batch import (
+    API_KEY_ENV,
+    EXIT_BAD_INPUT,
+    HTTP_TIMEOUT,
+    NDJSON,
+    CommandFailed,
+    PairsArgument,
+    fail_command,
+    intake_locally,
+    poll,
+    post_batch,
+    surveyed,
+    wait_for_batch,
+    wait_for_local_batch,
+)
+from app.cli.db import DatabaseUrlOption
+from app.cli.pairs_file import LineProblem, PairsFileError, Survey, ndjson_body, read_pairs
+from app.cli.root import cli
+from app.db.engine import create_engine, make_session_factory
+from app.db.migrate import upgrade_to_head
+from app.errors import AppError
+from app.intake.batches import BatchBody
+from app.runtime import Runtime
+from app.settings import Settings, get_settings
+
+evaluate = typer.Typer(
+    help="Calibrate the screen on labelled pairs: run a file, show a batch, compare two.",
+    no_args_is_help=True,
+)
+cli.add_typer(evaluate, name="eval")
+
+T = TypeVar("T")
+Body = dict[str, Any]
+
+ServerOption = Annotated[
+    str | None,
+    typer.Option("--server", help="A FaithScreen server (else the local database)."),
+]
+ApiKeyOption = Annotated[
+    str | None,
+    typer.Option(
+        "--api-key",
+        envvar=API_KEY_ENV,
+        show_envvar=True,
+        help="A reviewer or admin key (calibration is theirs to read).",
+    ),
+]
+JsonOption = Annotated[
+    bool, typer.Option("--json", help="Print only the JSON object the API returns.")
+]
+HtmlOption = Annotated[
+    Path | None, typer.Option("--html", metavar="FILE", help="Also write a self-contained page.")
+]
+
+
+@evaluate.command("run")
+def run_command(
+    pairs: PairsArgument,
+    name: Annotated[str | None, typer.Option("--name", help="A name for the batch.")] = None,
+    server: ServerOption = None,
+    api_key: ApiKeyOption = None,
+    as_json: JsonOption = False,
+    html: HtmlOption = None,
+    poll_seconds: Annotated[
+        float, typer.Option("--poll-seconds", min=0.1, help="Progress poll interval.")
+    ] = 1.0,
+) -> None:
+    """Screen a labelled pairs file as one batch, then print its calibration: the matrix,
+    every rate with its 95% interval, slices by tag and kind, the configurations seen.
+
+    Rows need a `label` ("faithful" or "mismatch"); the shared labelled set's rows and the
+    lines of GET /v1/decisions/export work as they are. Each run is a new batch.
+    """
+    try:
+        found = surveyed(pairs)
+        require_labels(pairs, found)
+        if server is None:
+            body = _run_locally(pairs, found, name, get_settings())
+        else:
+            body = _run_on_server(pairs, found, server, api_key, name, poll_seconds)
+        emit(body, calibration_text, as_json=as_json, html=html)
+    except CommandFailed as error:
+        fail_command("eval run", error)
+
+
+def require_labels(pairs: Path, found: Survey) -> None:
+    """CommandFailed (exit 2) unless some row carries a label: without one there is
+    nothing to calibrate against."""
+    try:
+        labelled = any(
+            not isinstance(line, LineProblem) and line.item.get("label") is not None
+            for line in read_pairs(pairs, found)
+        )
+    except PairsFileError as error:
+        raise CommandFailed(str(error), EXIT_BAD_INPUT) from error
+    if not labelled:
+        raise CommandFailed(
+            f'{pairs} has no labelled row: give rows a "label" ("faithful" or "mismatch") '
+            "to calibrate against, or use `faithscreen screen` to screen without one",
+            EXIT_BAD_INPUT,
+        )
+
+
+def _run_on_server(
+    pairs: Path,
+    found: Survey,
+    server: str,
+    api_key: str | None,
+    name: str | None,
+    poll_seconds: float,
+) -> Body:
+    # A new key every run: the same file run again after a change is a new measurement.
+    key = str(uuid.uuid4())
+    with _client(server, api_key) as client:
+        batch_id = post_batch(client, pairs, found, name, key)
+        typer.echo(f"batch {batch_id}: {found.total} pairs", err=True)
+        wait_for_batch(client, batch_id, poll_seconds)
+        return poll(client, f"/v1/batches/{batch_id}/calibration")
+
+
+def _run_locally(pairs: Path, found: Survey, name: str | None, settings: Settings) -> Body:
+    body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
+    upgrade_to_head(settings.database_url)
+    return asyncio.run(_screen_locally(pairs, found, body, name, settings))
+
+
+async def _screen_locally(
+    pairs: Path, found: Survey, body: BatchBody, name: str | None, settings: Settings
+) -> Body:
+    runtime = Runtime.create(settings, with_worker=True)
+    try:
+        batch = await intake_locally(runtime, pairs, found, body, name)
+        typer.echo(f"batch {batch.id}: {found.total} pairs", err=True)
+        runtime.start()
+        await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
+        async with runtime.sessions() as session:
+            return await batch_calibration(session, batch.id)
+    finally:
+        await runtime.stop()
+
+
+@evaluate.command("show")
+def show_command(
+    batch: Annotated[str, typer.Argument(metavar="BATCH", help="A batch id.")],
+    server: ServerOption = None,
+    api_key: ApiKeyOption = None,
+    as_json: JsonOption = False,
+    html: HtmlOption = None,
+    database_url: DatabaseUrlOption = None,
+) -> None:
+    """Print the calibration of a stored batch (the local database, or --server)."""
+    try:
+        if server is None:
+            body = _local(database_url, lambda session: batch_calibration(session, batch))
+        else:
+            with _client(server, api_key) as client:
+                body = poll(client, f"/v1/batches/{batch}/calibration")
+        emit(body, calibration_text, as_json=as_json, html=html)
+    except CommandFailed as error:
+        fail_command("eval show", error)
+
+
+@evaluate.command("compare")
+def compare_command(
+    a: Annotated[str, typer.Argument(metavar="A", help="The baseline batch.")],
+    b: Annotated[str, typer.Argument(metavar="B", help="The batch with one thing changed.")],
+    server: ServerOption = None,
+    api_key: ApiKeyOption = None,
+    as_json: JsonOption = False,
+    html: HtmlOption = None,
+    database_url: DatabaseUrlOption = None,
+) -> None:
+    """Compare batch B against baseline A on the labelled pairs both screened: false-pass
+    and false-alarm under each, the pairs each gets wrong alone, the exact McNemar p."""
+    try:
+        paged = html is not None  # the page shows B's calibration above the comparison
+        if server is None:
+            both = _local(database_url, lambda session: _compared(session, a, b, paged))
+        else:
+            with _client(server, api_key) as client:
+                comparison = poll(client, f"/v1/calibrations/compare?a={a}&b={b}")
+                calibrated = poll(client, f"/v1/batches/{b}/calibration") if paged else None
+                both = (comparison, calibrated)
+        comparison, calibration = both
+        emit(comparison, comparison_text, as_json=as_json, html=html, calibration=calibration)
+    except CommandFailed as error:
+        fail_command("eval compare", error)
+
+
+async def _compared(session: AsyncSession, a: str, b: str, paged: bool) -> tuple[Body, Body | None]:
+    comparison = await compare_batches(session, a, b)
+    return comparison, await batch_calibration(session, b) if paged else None
+
+
+def emit(
+    body: Body,
+    text: Callable[[Body], str],
+    *,
+    as_json: bool,
+    html: Path | None,
+    calibration: Body | None = None,
+) -> None:
+    """Print `body` (as text, or as JSON alone on stdout) and write the page if asked.
+    For a comparison, `calibration` is batch B's, shown on the page above it."""
+    if html is not None:
+        page = (
+            calibration_page(body) if calibration is None else calibration_page(calibration, body)
+        )
+        try:
+            html.write_text(page, encoding="utf-8")
+        except OSError as error:
+            raise CommandFailed(f"cannot write {html}: {error.strerror}", EXIT_BAD_INPUT) from error
+        typer.echo(f"wrote {html}", err=True)
+    if as_json:
+        typer.echo(json.dumps(body, indent=2, ensure_ascii=False))
+    else:
+        typer.echo(text(body), nl=False)
+
+
+def _client(server: str, api_key: str | None) -> httpx2.Client:
+    headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+    return httpx2.Client(base_url=server, timeout=HTTP_TIMEOUT, headers=headers)
+
+
+def _local(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    url = database_url or get_settings().database_url
+    upgrade_to_head(url)
+    return asyncio.run(_in_session(url, work))
+
+
+async def _in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    engine = create_engine(url)
+    try:
+        async with make_session_factory(engine)() as session:
+            return await work(session)
+    except AppError as error:
+        raise CommandFailed(error.message) from error
+    finally:
+        await engine.dispose()

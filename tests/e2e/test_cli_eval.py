@@ -1,0 +1,131 @@
+"""`faithscreen eval run|show|compare` as processes of their own: rows of the shared
+labelled set as they are, the scripted provider on loopback, the embedded database and
+worker, and a real `faithscreen serve` for --server; on SQLite and PostgreSQL."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.conftest import StartServe
+from tests.e2e.test_cli_batch import faithscreen
+from tests.integration.calibration_support import dev_rows, quiet_rows
+from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
+from tests.support.serve_process import provider_env
+
+pytestmark = pytest.mark.e2e
+
+MISMATCH = contract_reply("MISMATCH", issues="the statement says something else")
+
+
+def labelled_rows() -> list[dict[str, Any]]:
+    """Three mismatch and three faithful rows of dev.jsonl, untouched (id, source, why...)."""
+    return quiet_rows("mismatch", 3) + quiet_rows("faithful", 3)
+
+
+def catch_all_but_the_last_mismatch(server: ScriptedOpenAI, rows: list[dict[str, Any]]) -> None:
+    """The translator says MISMATCH for the first two mismatch rows; everything else is
+    FAITHFUL (the default): one false pass, no false alarm."""
+    for row in rows[:2]:
+        server.script(row["formal"], model="translator-model", steps=[Reply(MISMATCH)] * 5)
+
+
+def rows_file(tmp_path: Path, rows: list[dict[str, Any]], name: str = "labelled") -> Path:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+def check_calibration(body: dict[str, Any]) -> None:
+    assert body["labelled"] == 6 and body["partial"] is False
+    assert body["matrix"] == {
+        "faithful": {"passed": 3, "flagged": 0, "needs_review": 0},
+        "mismatch": {"passed": 1, "flagged": 2, "needs_review": 0},
+    }
+    assert body["rates"]["false_pass"]["k"] == 1 and body["rates"]["false_pass"]["n"] == 3
+    assert body["rates"]["false_alarm"]["k"] == 0
+    # Each row's `source` became a tag.
+    sources = {row["source"] for row in labelled_rows()}
+    assert all(tag.startswith("source:") for tag in body["by_tag"])
+    assert len(body["by_tag"]) == len(sources)
+
+
+def test_eval_run_screens_the_labelled_set_locally_and_prints_only_json(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    rows = labelled_rows()
+    catch_all_but_the_last_mismatch(scripted_openai, rows)
+    env = provider_env(scripted_openai.base_url, FAITHSCREEN_DATABASE_URL=database_url)
+    page = tmp_path / "calibration.html"
+    done = faithscreen(
+        env, "eval", "run", str(rows_file(tmp_path, rows)), "--json", "--html", str(page)
+    )
+    assert done.returncode == 0, done.stderr
+    body = json.loads(done.stdout)  # stdout holds the calibration object alone
+    check_calibration(body)
+    assert "6/6 (100.0%)" in done.stderr  # progress went to stderr
+    assert "<svg" in page.read_text(encoding="utf-8")
+
+    shown = faithscreen(env, "eval", "show", body["batch_id"])
+    assert shown.returncode == 0, shown.stderr
+    assert re.search(r"false_pass\s+1/3 = 33\.3% \[", shown.stdout)
+    assert "labelled and done: 6" in shown.stdout
+
+
+def test_eval_run_refuses_a_file_with_no_labelled_row(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    unlabelled = [{k: v for k, v in row.items() if k != "label"} for row in dev_rows()[:3]]
+    env = provider_env(scripted_openai.base_url, FAITHSCREEN_DATABASE_URL=database_url)
+    done = faithscreen(env, "eval", "run", str(rows_file(tmp_path, unlabelled)))
+    assert done.returncode == 2
+    assert "has no labelled row" in done.stderr and '"label"' in done.stderr
+    assert done.stdout == ""
+    assert scripted_openai.requests == []
+
+
+def test_eval_against_a_server_runs_shows_and_compares(
+    start_serve: StartServe, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    rows = labelled_rows()
+    catch_all_but_the_last_mismatch(scripted_openai, rows)
+    serve = start_serve(provider_env(scripted_openai.base_url))
+    path = rows_file(tmp_path, rows)
+    server = ("--server", serve.base_url)
+    first = faithscreen({}, "eval", "run", str(path), *server, "--json", "--poll-seconds", "0.2")
+    assert first.returncode == 0, first.stderr
+    a = json.loads(first.stdout)
+    check_calibration(a)
+
+    # The same file again, after the one mismatch that passed is now caught: a new batch.
+    scripted_openai.script(rows[2]["formal"], model="translator-model", steps=[Reply(MISMATCH)] * 5)
+    second = faithscreen({}, "eval", "run", str(path), *server, "--json", "--poll-seconds", "0.2")
+    assert second.returncode == 0, second.stderr
+    b = json.loads(second.stdout)
+    assert b["batch_id"] != a["batch_id"]
+    assert b["rates"]["false_pass"]["k"] == 0
+
+    page = tmp_path / "compare.html"
+    args = ("eval", "compare", a["batch_id"], b["batch_id"], *server)
+    compared = faithscreen({}, *args, "--json", "--html", str(page))
+    assert compared.returncode == 0, compared.stderr
+    comparison = json.loads(compared.stdout)
+    assert comparison["common"] == 6
+    assert comparison["rates"]["false_pass"]["discordant"] == {"a_only": 1, "b_only": 0}
+    assert comparison["rates"]["false_pass"]["p_value"] == 1.0
+    assert page.exists()
+
+    text = faithscreen({}, *args)
+    assert text.returncode == 0, text.stderr
+    assert "pairs labelled alike and done in both: 6" in text.stdout
+    assert "exact McNemar p = 1" in text.stdout
+
+
+def test_eval_show_of_an_unknown_batch_says_so(database_url: str, tmp_path: Path) -> None:
+    done = faithscreen({"FAITHSCREEN_DATABASE_URL": database_url}, "eval", "show", "nope")
+    assert done.returncode == 1
+    assert "batch nope does not exist" in done.stderr
