@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+import asyncio
+from collections.abc import Awaitable, Callable
+from typing import Annotated, TypeVar
 
 import typer
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.root import cli
+from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
 from app.settings import get_settings, mask_url_password
+
+T = TypeVar("T")
 
 db = typer.Typer(help="Database maintenance.", no_args_is_help=True)
 cli.add_typer(db, name="db")
@@ -21,6 +27,24 @@ DatabaseUrlOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def run_in_session(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    """Migrate the database (as `serve` does), then run `work` in one committed session."""
+    url = database_url or get_settings().database_url
+    upgrade_to_head(url)
+    return asyncio.run(in_session(url, work))
+
+
+async def in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
+    engine = create_engine(url)
+    try:
+        async with make_session_factory(engine)() as session:
+            result = await work(session)
+            await session.commit()
+            return result
+    finally:
+        await engine.dispose()
 
 
 @db.command("upgrade")

@@ -38,10 +38,9 @@ from app.cli.batch import (
     wait_for_batch,
     wait_for_local_batch,
 )
-from app.cli.db import DatabaseUrlOption
+from app.cli.db import DatabaseUrlOption, run_in_session
 from app.cli.pairs_file import LineProblem, PairsFileError, Survey, ndjson_body, read_pairs
 from app.cli.root import cli
-from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import BatchBody
@@ -248,17 +247,7 @@ def _client(server: str, api_key: str | None) -> httpx2.Client:
 
 
 def _local(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    url = database_url or get_settings().database_url
-    upgrade_to_head(url)
-    return asyncio.run(_in_session(url, work))
-
-
-async def _in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    engine = create_engine(url)
     try:
-        async with make_session_factory(engine)() as session:
-            return await work(session)
+        return run_in_session(database_url, work)
     except AppError as error:
         raise CommandFailed(error.message) from error
-    finally:
-        await engine.dispose()

@@ -6,48 +6,25 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
-from collections.abc import Awaitable, Callable
 from datetime import datetime
-from typing import Annotated, TypeVar
+from typing import Annotated
 
 import typer
-from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth import service
 from app.auth.principal import AccessRole
 from app.auth.service import CreatedKey
-from app.cli.db import DatabaseUrlOption
+from app.cli.db import DatabaseUrlOption, in_session, run_in_session
 from app.cli.root import cli
-from app.db.engine import create_engine, make_session_factory
-from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.models.api_key import ApiKey
-from app.settings import Settings, get_settings
+from app.settings import Settings
 
 keys = typer.Typer(help="API keys: create, list, revoke.", no_args_is_help=True)
 cli.add_typer(keys, name="keys")
 
-T = TypeVar("T")
 EXIT_REFUSED = 1
 EXIT_UNSAFE = 2
-
-
-def _run(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    """Migrate the database (as `serve` does), then run `work` in one committed session."""
-    url = database_url or get_settings().database_url
-    upgrade_to_head(url)
-    return asyncio.run(_in_session(url, work))
-
-
-async def _in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
-    engine = create_engine(url)
-    try:
-        async with make_session_factory(engine)() as session:
-            result = await work(session)
-            await session.commit()
-            return result
-    finally:
-        await engine.dispose()
 
 
 def _refused(error: AppError) -> typer.Exit:
@@ -63,7 +40,7 @@ def create(
 ) -> None:
     """Create a key and print it, as the last line: it is shown this once."""
     try:
-        created = _run(database_url, lambda s: service.create_key(s, name, role))
+        created = run_in_session(database_url, lambda s: service.create_key(s, name, role))
     except AppError as error:
         raise _refused(error) from None
     record = created.record
@@ -76,7 +53,7 @@ def create(
 @keys.command("list")
 def list_keys(database_url: DatabaseUrlOption = None) -> None:
     """List every key (revoked ones too): name, role, prefix, times. Never the keys."""
-    records = _run(database_url, service.list_keys)
+    records = run_in_session(database_url, service.list_keys)
     if not records:
         print("no keys (`faithscreen keys create --role admin --name NAME` makes one)")
         return
@@ -109,7 +86,7 @@ def revoke(
 ) -> None:
     """Revoke a key: every request with it is refused from now on."""
     try:
-        record = _run(database_url, lambda s: service.revoke_key(s, name))
+        record = run_in_session(database_url, lambda s: service.revoke_key(s, name))
     except AppError as error:
         raise _refused(error) from None
     print(f"Key '{record.name}' is revoked (since {_when(record.revoked_at)}).")
@@ -145,7 +122,7 @@ def announce_first_admin_key(settings: Settings) -> None:
     this once, so the operator can create the other keys."""
     if settings.auth == "off":
         return
-    created = asyncio.run(_in_session(settings.database_url, service.create_first_admin_key))
+    created = asyncio.run(in_session(settings.database_url, service.create_first_admin_key))
     if created is not None:
         _print_first_key(created)
 
