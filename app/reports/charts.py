@@ -4,10 +4,15 @@ Every chart is one `<svg class="chart">` with a `<title>`, rows of label, drawin
 annotation, drawn to a fixed viewBox that the page scales down. No script, no external
 resource. All text passes through html.escape: labels hold model names and reasons, which
 come from users and providers.
+
+A label is never cut: one too wide for its column is broken into lines (after a space or a
+slash where it can be, else anywhere) and its row grows to hold them. Widths are estimated
+from generous per-character widths, since a pure renderer cannot measure the font.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from html import escape
 
@@ -20,22 +25,27 @@ PLOT = 380  # the drawing
 NOTE_X = LABEL + PLOT + 12  # where the annotation after a row starts
 ROW = 26
 TOP = 34  # room for the chart's heading (and an axis)
-LABEL_CHARS = 36
+LINE = 15  # between the lines of a broken label
+FONT_PX = 12
+LABEL_EM = (LABEL - 12) / FONT_PX  # a label line's width, in ems
 LEGEND_COLUMNS = 4
+# Widths in ems, at or above DejaVu Sans's and the usual sans-serif fonts' (12px labels).
+WIDE, CAPITAL, NARROW = set("mwMW@%"), 0.8, set(" !'(),-./:;[]`fijlrt|")
+WORD_JOINS = frozenset("-_:.")
 
 
 def bar_chart(title: str, counts: Sequence[tuple[str, int]], colours: Mapping[str, str]) -> str:
     """One horizontal bar per (label, count), scaled to the largest count."""
     largest = max((count for _, count in counts), default=0) or 1
+    tops, bottom = _layout(label for label, _ in counts)
     rows = []
-    for index, (label, count) in enumerate(counts):
-        y = TOP + index * ROW
+    for y, (label, count) in zip(tops, counts, strict=True):
         width = PLOT * count / largest
         bar = _bar(LABEL, y, width, colours.get(label, "#4c78a8"), f"{label}: {count}")
         rows.append(
             _label(label, y) + (bar if count else "") + _note(str(count), y, x=LABEL + width + 8)
         )
-    return _svg(title, TOP + len(counts) * ROW + 8, rows)
+    return _svg(title, bottom + 8, rows)
 
 
 def stacked_chart(
@@ -45,11 +55,12 @@ def stacked_chart(
     colours: Mapping[str, str],
 ) -> str:
     """One full-width bar per row, split into its categories' shares, with a legend."""
+    tops, bottom = _layout(label for label, _ in rows)
     drawn = [
-        _stacked_row(label, counts, categories, colours, TOP + i * ROW)
-        for i, (label, counts) in enumerate(rows)
+        _stacked_row(label, counts, categories, colours, y)
+        for y, (label, counts) in zip(tops, rows, strict=True)
     ]
-    legend_top = TOP + len(rows) * ROW + 10
+    legend_top = bottom + 10
     legend = _legend(categories, colours, legend_top)
     lines = -(-len(categories) // LEGEND_COLUMNS)
     return _svg(title, legend_top + lines * 20 + 6, [*drawn, legend])
@@ -78,11 +89,11 @@ def _stacked_row(
 def interval_chart(title: str, rows: Sequence[tuple[str, Rate]]) -> str:
     """Each rate as a dot with its 95% Wilson interval on a 0-100% axis; a rate over fewer
     than 10 cases gets no dot, only its `n<10 (k/n)` label."""
-    body = [_axis(TOP + len(rows) * ROW)]
-    for index, (label, rate) in enumerate(rows):
-        y = TOP + index * ROW
+    tops, bottom = _layout(label for label, _ in rows)
+    body = [_axis(bottom)]
+    for y, (label, rate) in zip(tops, rows, strict=True):
         body.append(_label(label, y) + _interval(rate, y) + _note(rate_text(rate), y))
-    return _svg(title, TOP + len(rows) * ROW + 8, body)
+    return _svg(title, bottom + 8, body)
 
 
 def _interval(rate: Rate, y: int) -> str:
@@ -115,11 +126,11 @@ def _axis(bottom: int) -> str:
 def latency_chart(title: str, rows: Sequence[tuple[str, float | None, float | None]]) -> str:
     """p50 and p95 latency per row as two bars on one scale (the largest p95)."""
     largest = max((p95 for _, _, p95 in rows if p95 is not None), default=0.0) or 1.0
+    tops, bottom = _layout(label for label, _, _ in rows)
     body = []
-    for index, (label, p50, p95) in enumerate(rows):
-        y = TOP + index * ROW
+    for y, (label, p50, p95) in zip(tops, rows, strict=True):
         body.append(_label(label, y) + _latency_bars(p50, p95, largest, y))
-    return _svg(title, TOP + len(rows) * ROW + 8, body)
+    return _svg(title, bottom + 8, body)
 
 
 def _latency_bars(p50: float | None, p95: float | None, largest: float, y: int) -> str:
@@ -143,11 +154,74 @@ def _svg(title: str, height: int, body: Iterable[str]) -> str:
 
 
 def _label(label: str, y: int) -> str:
-    shown = label if len(label) <= LABEL_CHARS else label[: LABEL_CHARS - 1] + "…"
-    return (
-        f'<text class="label" x="{LABEL - 8}" y="{y + ROW / 2 + 2:.1f}" text-anchor="end">'
-        f"<title>{escape(label)}</title>{escape(shown)}</text>"
+    x = LABEL - 8
+    lines = "".join(
+        f'<tspan x="{x}" dy="{0 if i == 0 else LINE}">{escape(line)}</tspan>'
+        for i, line in enumerate(label_lines(label))
     )
+    return (
+        f'<text class="label" x="{x}" y="{y + ROW / 2 + 2:.1f}" text-anchor="end">'
+        f"<title>{escape(label)}</title>{lines}</text>"
+    )
+
+
+def label_lines(label: str, width_em: float = LABEL_EM) -> list[str]:
+    """The whole label in lines no wider than `width_em`, broken after a space or a slash
+    where one falls within a line; a word wider than a line after its last `-`, `_`, `:`
+    or `.` that fits, else between characters. Only spaces at a break go."""
+    lines: list[str] = []
+    line = ""
+    for piece in re.findall(r"[^\s/]*\s*/*\s*", label):
+        if line and text_em((line + piece).rstrip()) > width_em:
+            lines.append(line.rstrip())
+            line = piece.lstrip()
+        else:
+            line += piece
+        while text_em(line.rstrip()) > width_em:  # one piece wider than a line
+            cut = _word_cut(line, width_em)
+            lines.append(line[:cut].rstrip())
+            line = line[cut:].lstrip()
+    return [*lines, line.rstrip()] if line.strip() or not lines else lines
+
+
+def text_em(text: str) -> float:
+    """An estimate of the text's width in ems that no common sans-serif font exceeds."""
+    return sum(_char_em(c) for c in text)
+
+
+def _char_em(char: str) -> float:
+    if char in WIDE or not char.isascii():
+        return 1.0
+    if char in NARROW:
+        return 0.42
+    return CAPITAL if char.isupper() else 0.65
+
+
+def _word_cut(word: str, width_em: float) -> int:
+    """Where to break a word too wide for a line: after the last joining character that
+    fits, else after as many characters as fit."""
+    fits = _fitting(word, width_em)
+    joins = [i + 1 for i, char in enumerate(word[:fits]) if char in WORD_JOINS]
+    return joins[-1] if joins else fits
+
+
+def _fitting(text: str, width_em: float) -> int:
+    """How many leading characters of `text` fit in `width_em` (at least one)."""
+    used = 0.0
+    for index, char in enumerate(text):
+        used += _char_em(char)
+        if used > width_em:
+            return max(1, index)
+    return len(text)
+
+
+def _layout(labels: Iterable[str]) -> tuple[list[int], int]:
+    """Each row's top, and the bottom of the last: a row is as tall as its label's lines."""
+    tops, y = [], TOP
+    for label in labels:
+        tops.append(y)
+        y += max(ROW, len(label_lines(label)) * LINE + 11)
+    return tops, y
 
 
 def _bar(x: float, y: int, width: float, colour: str, tip: str, height: int = 18) -> str:

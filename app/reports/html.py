@@ -34,6 +34,7 @@ main { max-width: 960px; margin: 0 auto; padding: 24px; background: #fff; }
 h1 { font-size: 1.6em; margin: 0 0 4px; }
 h2 { font-size: 1.25em; margin: 32px 0 8px; border-bottom: 1px solid #d5dadf; }
 h3 { font-size: 1.05em; margin: 20px 0 6px; }
+h3, td, p { overflow-wrap: anywhere; }
 .meta, .hint { color: #5f6b76; }
 table { border-collapse: collapse; margin: 8px 0 16px; }
 th, td { text-align: left; padding: 3px 12px 3px 0; border-bottom: 1px solid #eceff1;

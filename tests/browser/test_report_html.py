@@ -1,6 +1,7 @@
 """The HTML report written by the real `faithscreen report --html`, opened from a file://
 URL in headless Chromium: no console or page error, no request beyond the file itself, no
-dialog (a model named like a script stays text), and every chart drawn with a size."""
+dialog (a model named like a script stays text), every chart drawn with a size, and every
+chart label shown whole inside its chart (never cut off)."""
 
 from __future__ import annotations
 
@@ -71,6 +72,19 @@ class Watch:
         dialog.dismiss()
 
 
+# Each chart label: the whole label (its tooltip), the text its lines show, and whether the
+# drawn text lies inside its chart.
+LABELS = """
+() => Array.from(document.querySelectorAll("svg.chart text.label")).map((label) => {
+  const chart = label.closest("svg").getBoundingClientRect();
+  const box = label.getBoundingClientRect();
+  const lines = Array.from(label.querySelectorAll("tspan")).map((line) => line.textContent);
+  const inside = box.left >= chart.left - 0.5 && box.right <= chart.right + 0.5;
+  return [label.querySelector("title").textContent, lines.join(" "), inside];
+})
+"""
+
+
 def written_report(database_url: str, folder: Path) -> Path:
     # Playwright's sync API keeps an event loop running in this thread: seed from another.
     with ThreadPoolExecutor(1) as pool:
@@ -114,6 +128,13 @@ def test_the_html_report_opens_in_chromium_without_errors_and_draws_its_charts(
     body = page.inner_text("body")
     assert "100.0% (12/12, 95% CI 75.7-100.0%)" in body
     assert "n<10 (0/1)" in body
+
+    labels = page.evaluate(LABELS)
+    hostile = f"translator / {HOSTILE_MODEL} / prompt {HOSTILE_PROMPT}"
+    assert {hostile, "translator / bulk-model / prompt p3"} <= {t for t, _, _ in labels}
+    for whole, shown, inside in labels:
+        assert shown.replace(" ", "") == whole.replace(" ", ""), (whole, shown)
+        assert inside, whole
 
 
 def test_the_report_fits_a_narrow_window_without_scrolling_sideways(
