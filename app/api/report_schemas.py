@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date, datetime
+
 from pydantic import BaseModel, ConfigDict, Field
 
 
@@ -27,10 +29,17 @@ class HumanRatesOut(_FromAttributes):
     )
 
 
+TOKENS_PER_SCREENING = "Mean tokens of each kind per screening (null with no screenings)."
+
+
 class GroupOut(_FromAttributes):
     role: str
-    model: str | None
+    model: str | None = Field(description="As the provider reported it; null when supplied.")
     prompt_version: str | None
+    supplied: bool = Field(
+        description="Replies the client supplied (no model, no prompt, no call): a group "
+        "of their own, labelled `supplied` in the terminal and HTML reports."
+    )
     screenings: int = Field(description="Screenings with a call of this role, model, version.")
     calls: int
     readings: dict[str, int] = Field(
@@ -43,6 +52,14 @@ class GroupOut(_FromAttributes):
     retry_recovered: RateOut = Field(description="Of those, the ones whose final reading is ok.")
     truncation: RateOut = Field(description="Calls whose reply was truncated.")
     tokens: dict[str, int]
+    tokens_per_screening: dict[str, float | None] = Field(description=TOKENS_PER_SCREENING)
+    timed_calls: int = Field(
+        description="Calls that reached a provider, whose latencies the quantiles are of."
+    )
+    calls_not_sent: int = Field(
+        description="Calls that never reached a provider (none configured): stored with no "
+        "HTTP status and 0 ms, which is not a latency, so they are not timed."
+    )
     latency_p50_ms: float | None = Field(
         description="Nearest-rank median call latency: exact in whole ms below 10 s, "
         "within 0.5% above (a bounded histogram); null without timed calls."
@@ -56,10 +73,74 @@ class AgreementOut(_FromAttributes):
     kappa: float | None = Field(description="Cohen's kappa, translator vs judge verdicts.")
 
 
+class ResolutionOut(_FromAttributes):
+    screenings: int
+    faithful: int = Field(description="Decided faithful (their final decision).")
+    mismatch: int = Field(description="Decided mismatch.")
+    undecided: int = Field(description="Not decided yet, or reopened since.")
+    mismatch_share: RateOut = Field(description="Mismatch among the decided ones.")
+
+
+class ResolutionsOut(_FromAttributes):
+    total: ResolutionOut = Field(description="Every needs_review screening.")
+    by_reason: dict[str, ResolutionOut] = Field(
+        description="Those with each reason (counted as `reasons` is); a screening with "
+        "two reasons counts under both."
+    )
+
+
+class WaitingItemOut(_FromAttributes):
+    item_id: int
+    screening_id: str
+    created_at: datetime
+
+
+class BacklogOut(_FromAttributes):
+    open: int = Field(description="Unresolved and unclaimed (a lapsed claim counts as open).")
+    claimed: int = Field(description="Held by a reviewer now.")
+    waiting: int = Field(description="open + claimed.")
+    oldest: WaitingItemOut | None = Field(description="The unresolved item queued first.")
+    oldest_age_seconds: float | None = Field(description="How long it has waited, at `as_of`.")
+    as_of: datetime | None
+
+
+class TagCountOut(_FromAttributes):
+    tag: str
+    screenings: int
+    outcomes: dict[str, int]
+
+
+class TagCountsOut(_FromAttributes):
+    shown: list[TagCountOut] = Field(
+        description="At most 100 tags, most screenings first (then by name); a screening "
+        "giving a tag twice counts once."
+    )
+    total: int = Field(description="Distinct tags on these screenings.")
+
+
+class DayCountOut(_FromAttributes):
+    day: date = Field(description="A UTC day of creation; days without screenings are left out.")
+    screenings: int
+    outcomes: dict[str, int]
+
+
 class SummaryOut(_FromAttributes):
     screenings: int
     outcomes: dict[str, int]
-    reasons: dict[str, int]
+    reasons: dict[str, int] = Field(
+        description="Screenings per reason. A bare `evidence_review` / `evidence_flag` is "
+        "not counted beside the `evidence_review:<code>` reasons that refine it."
+    )
+    tokens: dict[str, int]
+    tokens_per_screening: dict[str, float | None] = Field(description=TOKENS_PER_SCREENING)
     groups: list[GroupOut]
     agreement: AgreementOut
     human: HumanRatesOut
+    resolutions: ResolutionsOut = Field(
+        description="How people decided the needs_review screenings, by reason."
+    )
+    backlog: BacklogOut = Field(
+        description="The review queue's unresolved items among these screenings."
+    )
+    tags: TagCountsOut = Field(description="Outcomes by tag.")
+    days: list[DayCountOut] = Field(description="Screenings per UTC day, by outcome.")

@@ -43,8 +43,10 @@ def report(
     ] = None,
     database_url: DatabaseUrlOption = None,
 ) -> None:
-    """Print outcomes, reasons, per role/model/prompt call statistics, agreement and rates
-    against people's decisions, each rate with its 95% interval."""
+    """Print outcomes, reasons, per role/model/prompt call statistics, agreement, rates
+    against people's decisions (each rate with its 95% interval), how needs_review
+    screenings were decided by reason, the review queue backlog, outcomes by tag and
+    screenings per day."""
     filters = ReportFilters(
         batch_id=batch,
         since=since,
@@ -56,11 +58,11 @@ def report(
     if html is not None:
         _check_writable(html)
     url = database_url or get_settings().database_url
-    summary = asyncio.run(_read(url, filters))
+    now = datetime.now(UTC)  # the backlog's ages and the page's time are one moment
+    summary = asyncio.run(_read(url, filters, now))
     typer.echo(summary_text(summary), nl=False)
     if html is not None:
-        page = summary_html(summary, filters=filters.described(), generated_at=datetime.now(UTC))
-        _write(html, page)
+        _write(html, summary_html(summary, filters=filters.described(), generated_at=now))
 
 
 def _check_writable(path: Path) -> None:
@@ -87,10 +89,10 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_FAILURE)
 
 
-async def _read(url: str, filters: ReportFilters) -> Summary:
+async def _read(url: str, filters: ReportFilters, now: datetime) -> Summary:
     engine = create_engine(url)
     try:
         async with make_session_factory(engine)() as session:
-            return await summary_report(session, filters)
+            return await summary_report(session, filters, now=now)
     finally:
         await engine.dispose()

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping, Sequence
+from datetime import date
 from html import escape
 
 from app.reports.stats import Rate
@@ -32,6 +33,7 @@ LEGEND_COLUMNS = 4
 # Widths in ems, at or above DejaVu Sans's and the usual sans-serif fonts' (12px labels).
 WIDE, CAPITAL, NARROW = set("mwMW@%"), 0.8, set(" !'(),-./:;[]`fijlrt|")
 WORD_JOINS = frozenset("-_:.")
+COLUMNS_HEIGHT = 160  # the per-day chart's drawing
 
 
 def bar_chart(title: str, counts: Sequence[tuple[str, int]], colours: Mapping[str, str]) -> str:
@@ -245,3 +247,74 @@ def _legend(categories: Sequence[str], colours: Mapping[str, str], top: int) -> 
             f'<text class="legend" x="{x + 17}" y="{y + 10}">{escape(category)}</text>'
         )
     return f'<g class="legend">{"".join(items)}</g>'
+
+
+def day_chart(
+    title: str,
+    days: Sequence[tuple[date, Mapping[str, int]]],
+    categories: Sequence[str],
+    colours: Mapping[str, str],
+) -> str:
+    """One column per day with screenings, stacked by category, placed by its date (a day
+    without any is a gap) and scaled to the busiest day; the first and last days named."""
+    if not days:
+        return _svg(title, TOP + 8, [_note("no screenings", 0, x=0)])
+    first, last = days[0][0], days[-1][0]
+    span = (last - first).days + 1
+    step = (WIDTH - LABEL) / span
+    largest = max(sum(counts.values()) for _, counts in days) or 1
+    base = TOP + COLUMNS_HEIGHT
+    body = [_column_axis(largest, base)]
+    for day, counts in days:
+        x = LABEL + (day - first).days * step
+        body.append(_column(x, max(step - 1, 1.0), day, counts, categories, colours, largest, base))
+    body.append(_day_ticks(first, last, base))
+    legend_top = base + 34
+    lines = -(-len(categories) // LEGEND_COLUMNS)
+    return _svg(
+        title, legend_top + lines * 20 + 6, [*body, _legend(categories, colours, legend_top)]
+    )
+
+
+def _column(
+    x: float,
+    width: float,
+    day: date,
+    counts: Mapping[str, int],
+    categories: Sequence[str],
+    colours: Mapping[str, str],
+    largest: int,
+    base: int,
+) -> str:
+    total = sum(counts.values())
+    shares = ", ".join(f"{c} {counts.get(c, 0)}" for c in categories)
+    parts, y = [f"<title>{escape(f'{day.isoformat()}: {total} ({shares})')}</title>"], float(base)
+    for category in categories:
+        height = COLUMNS_HEIGHT * counts.get(category, 0) / largest
+        if height:
+            y -= height
+            parts.append(
+                f'<rect class="bar" x="{x:.1f}" y="{y:.1f}" width="{width:.1f}" '
+                f'height="{height:.1f}" fill="{escape(colours[category])}" />'
+            )
+    return f'<g class="day">{"".join(parts)}</g>'
+
+
+def _column_axis(largest: int, base: int) -> str:
+    top = base - COLUMNS_HEIGHT
+    return (
+        f'<line class="grid" x1="{LABEL}" y1="{top}" x2="{WIDTH}" y2="{top}" />'
+        f'<line class="grid" x1="{LABEL}" y1="{base}" x2="{WIDTH}" y2="{base}" />'
+        f'<text class="tick" x="{LABEL - 8}" y="{top + 4}" text-anchor="end">{largest}</text>'
+        f'<text class="tick" x="{LABEL - 8}" y="{base + 4}" text-anchor="end">0</text>'
+    )
+
+
+def _day_ticks(first: date, last: date, base: int) -> str:
+    y = base + 16
+    ticks = f'<text class="tick" x="{LABEL}" y="{y}">{first.isoformat()}</text>'
+    if last != first:
+        ticks += (
+            f'<text class="tick" x="{WIDTH}" y="{y}" text-anchor="end">{last.isoformat()}</text>'
+        )
+    return ticks

@@ -13,12 +13,31 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from html import escape
 
-from app.reports.charts import bar_chart, interval_chart, latency_chart, stacked_chart
+from app.reports.breakdowns import DayCount, TagCounts
+from app.reports.charts import (
+    bar_chart,
+    day_chart,
+    interval_chart,
+    latency_chart,
+    stacked_chart,
+)
+from app.reports.queue import Backlog, Resolutions
 from app.reports.stats import TOO_FEW
 from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
-from app.reports.text import group_rows, group_title, human_rows
+from app.reports.text import (
+    OUTCOMES,
+    backlog_text,
+    day_rows,
+    group_rows,
+    group_title,
+    human_rows,
+    resolution_rows,
+    tag_rows,
+    token_text,
+)
 
 OUTCOME_COLOURS = {"passed": "#3a8f5c", "flagged": "#c2423a", "needs_review": "#d89a2b"}
+DECISION_COLOURS = {"faithful": "#3a8f5c", "mismatch": "#c2423a", "undecided": "#9aa3ab"}
 READING_COLOURS = {
     "ok": "#3a8f5c",
     "model_unclear": "#d89a2b",
@@ -61,6 +80,10 @@ def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: 
         *_groups(summary.groups),
         *_agreement(summary.agreement),
         *_human(summary.human),
+        *_resolutions(summary.resolutions),
+        *_backlog(summary.backlog),
+        *_tags(summary.tags),
+        *_days(summary.days),
         "</main>",
     ]
     return _page("FaithScreen report", body)
@@ -85,6 +108,7 @@ def _header(summary: Summary, filters: Mapping[str, str], generated_at: datetime
         f"Filters: {chosen or 'none (everything stored)'}.</p>",
         f"<p>{summary.screenings} finished screenings. Passing is evidence, never "
         f"certification. A rate over fewer than {TOO_FEW} cases shows only its counts.</p>",
+        f"<p>Tokens per screening: {escape(token_text(summary.tokens_per_screening))}.</p>",
     ]
 
 
@@ -147,6 +171,53 @@ def _human(human: HumanRates) -> list[str]:
         interval_chart("Rates against people's decisions, 95% intervals", rates),
         _table(["rate", "value"], human_rows(human)),
     ]
+
+
+def _resolutions(resolutions: Resolutions) -> list[str]:
+    parts = [
+        "<h2>needs_review decided by people, by reason</h2>",
+        '<p class="hint">Each screening counts under every reason it has; the mismatch '
+        "share is over the decided ones. Undecided: not decided yet, or reopened.</p>",
+    ]
+    if not resolutions.total.screenings:
+        return [*parts, '<p class="hint">No needs_review screenings.</p>']
+    rows = [("all needs_review", resolutions.total), *resolutions.by_reason.items()]
+    counts = [(label, _decided(r.faithful, r.mismatch, r.undecided)) for label, r in rows]
+    chart = stacked_chart("Decisions", counts, list(DECISION_COLOURS), DECISION_COLOURS)
+    header, *body = resolution_rows(resolutions)
+    return [*parts, chart, _table(header, body)]
+
+
+def _decided(faithful: int, mismatch: int, undecided: int) -> dict[str, int]:
+    return {"faithful": faithful, "mismatch": mismatch, "undecided": undecided}
+
+
+def _backlog(backlog: Backlog) -> list[str]:
+    return ["<h2>Review queue</h2>", f"<p>{escape(backlog_text(backlog))}.</p>"]
+
+
+def _tags(tags: TagCounts) -> list[str]:
+    parts = ["<h2>Outcomes by tag</h2>"]
+    if not tags.shown:
+        return [*parts, '<p class="hint">No tags on these screenings.</p>']
+    if tags.not_shown:
+        parts.append(
+            f'<p class="hint">The {len(tags.shown)} tags with most screenings, of {tags.total}.</p>'
+        )
+    rows = [(t.tag, t.outcomes) for t in tags.shown]
+    header, *body = tag_rows(tags)
+    chart = stacked_chart("Outcomes by tag", rows, OUTCOMES, OUTCOME_COLOURS)
+    return [*parts, chart, _table(header, body)]
+
+
+def _days(days: list[DayCount]) -> list[str]:
+    parts = ["<h2>Screenings per day (UTC)</h2>"]
+    if not days:
+        return [*parts, '<p class="hint">No screenings.</p>']
+    columns = [(d.day, d.outcomes) for d in days]
+    header, *body = day_rows(days)
+    chart = day_chart("Screenings per day, by outcome", columns, OUTCOMES, OUTCOME_COLOURS)
+    return [*parts, chart, _table(header, body)]
 
 
 def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:

@@ -4,7 +4,12 @@ A *role-screening* is one screening's calls for one role; its *final reading* is
 review or format-retry call (confirmations are second opinions, not readings). Reviews are
 folded in one at a time (ReviewTally), so they can be streamed from the database: no list
 of calls is held, and latency quantiles come from a bounded histogram (stats.py: exact
-below 10 s, within 0.5% above).
+below 10 s, within 0.5% above). Only calls that reached a provider are timed: a supplied
+reply was never a call, and a call never sent (no provider configured) is recorded with a
+placeholder 0 ms that is no latency.
+
+What the database counts itself (the queue backlog, outcomes by tag, screenings per day)
+comes in as `Aggregates`; the queue's decisions are folded from the screening rows.
 """
 
 from __future__ import annotations
@@ -14,6 +19,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.reports.breakdowns import DayCount, TagCounts
+from app.reports.queue import NO_BACKLOG, Backlog, Resolutions, ResolutionTally
+from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate, cohens_kappa
 from app.vocabulary import Outcome, ParseStatus, Purpose, Role, Verdict
 
@@ -24,6 +32,7 @@ UNREADABLE = frozenset({"missing", "invalid", "conflicting", "bare_cr"})
 READING_PURPOSES = frozenset({Purpose.REVIEW.value, Purpose.FORMAT_RETRY.value})
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 MISMATCH = Verdict.MISMATCH.value
+NEEDS_REVIEW = Outcome.NEEDS_REVIEW.value
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +56,21 @@ class ReviewRow:
     parse_status: str
     latency_ms: int | None
     usage: Mapping[str, Any]
+    http_status: int | None = None
+    # The client supplied the reply: no model, no prompt version, no call.
+    supplied: bool = False
+
+
+def never_sent(review: ReviewRow) -> bool:
+    """The call reached no provider (none configured: `CallResult.not_sent`). Such a call is
+    stored with no HTTP status and 0 ms, a placeholder and not a latency. A call that was
+    sent took time (a failed one, its attempts and the waits between them) or got a status."""
+    return not review.supplied and review.http_status is None and review.latency_ms == 0
+
+
+def timed(review: ReviewRow) -> bool:
+    """The call's latency is a provider's: it was sent, and not a supplied reply."""
+    return review.latency_ms is not None and not review.supplied and not never_sent(review)
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,9 +84,13 @@ class HumanRates:
 
 @dataclass(frozen=True, slots=True)
 class GroupReport:
+    """One role x model x prompt version; supplied replies (no model, no prompt version)
+    are a group of their own, `supplied`."""
+
     role: str
     model: str | None
     prompt_version: str | None
+    supplied: bool
     screenings: int
     calls: int
     readings: dict[str, int]
@@ -70,6 +98,9 @@ class GroupReport:
     retry_recovered: Rate
     truncation: Rate
     tokens: dict[str, int]
+    tokens_per_screening: dict[str, float | None]
+    timed_calls: int
+    calls_not_sent: int
     latency_p50_ms: float | None
     latency_p95_ms: float | None
     human: HumanRates
@@ -84,13 +115,29 @@ class Agreement:
 
 
 @dataclass(frozen=True, slots=True)
+class Aggregates:
+    """What the database counts for a report beside the rows it streams."""
+
+    backlog: Backlog = NO_BACKLOG
+    tags: TagCounts = field(default_factory=TagCounts)
+    days: list[DayCount] = field(default_factory=list)
+
+
+@dataclass(frozen=True, slots=True)
 class Summary:
     screenings: int
     outcomes: dict[str, int]
+    # Counted by `counted_reasons`: a bare evidence reason only where no code refines it.
     reasons: dict[str, int]
+    tokens: dict[str, int]
+    tokens_per_screening: dict[str, float | None]
     groups: list[GroupReport]
     agreement: Agreement
     human: HumanRates
+    resolutions: Resolutions
+    backlog: Backlog
+    tags: TagCounts
+    days: list[DayCount]
 
 
 def reading_of(review: ReviewRow) -> str:
@@ -131,11 +178,13 @@ class _RoleScreening:
 
 @dataclass(slots=True)
 class _GroupTally:
-    """One role x model x prompt version: counters, a bounded latency histogram, and one
-    _RoleScreening per screening (the calls themselves are not kept)."""
+    """One role x model x prompt version (or supplied replies): counters, a bounded
+    histogram of timed latencies, and one _RoleScreening per screening (the calls
+    themselves are not kept)."""
 
     members: dict[str, _RoleScreening] = field(default_factory=dict)
     calls: int = 0
+    not_sent: int = 0
     truncated: int = 0
     tokens: dict[str, int] = field(default_factory=lambda: dict.fromkeys(TOKEN_KINDS, 0))
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
@@ -143,8 +192,9 @@ class _GroupTally:
     def add(self, review: ReviewRow) -> None:
         self.members.setdefault(review.screening_id, _RoleScreening()).add(review)
         self.calls += 1
+        self.not_sent += never_sent(review)
         self.truncated += review.parse_status == ParseStatus.TRUNCATED.value
-        if review.latency_ms is not None:
+        if review.latency_ms is not None and timed(review):
             self.latency.add(review.latency_ms)
         for kind in TOKEN_KINDS:
             value = review.usage.get(kind)
@@ -152,7 +202,8 @@ class _GroupTally:
             self.tokens[kind] += value if isinstance(value, int) else 0
 
 
-GroupKey = tuple[str, str | None, str | None]
+# role, supplied, model, prompt version: the order groups are listed in.
+GroupKey = tuple[str, bool, str | None, str | None]
 
 
 class ReviewTally:
@@ -163,31 +214,66 @@ class ReviewTally:
         self._groups: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
 
     def add(self, review: ReviewRow) -> None:
-        self._groups[(review.role, review.model, review.prompt_version)].add(review)
+        key = (review.role, review.supplied, review.model, review.prompt_version)
+        self._groups[key].add(review)
 
-    def summary(self, screenings: Iterable[ScreeningRow]) -> Summary:
+    def summary(
+        self, screenings: Iterable[ScreeningRow], counted: Aggregates | None = None
+    ) -> Summary:
         by_id = {s.id: s for s in screenings}
-        groups = sorted(self._groups.items(), key=_order)
+        counted = counted or Aggregates()
+        groups = [
+            _group(key, tally, by_id) for key, tally in sorted(self._groups.items(), key=_order)
+        ]
+        tokens = {kind: sum(g.tokens[kind] for g in groups) for kind in TOKEN_KINDS}
         return Summary(
             screenings=len(by_id),
             outcomes=_outcomes(by_id.values()),
-            reasons=dict(sorted(Counter(r for s in by_id.values() for r in s.reasons).items())),
-            groups=[_group(key, tally, by_id) for key, tally in groups],
+            reasons=_reasons(by_id.values()),
+            tokens=tokens,
+            tokens_per_screening=per_screening(tokens, len(by_id)),
+            groups=groups,
             agreement=_agreement(self._groups),
             human=human_rates(by_id.values()),
+            resolutions=_resolutions(by_id.values()),
+            backlog=counted.backlog,
+            tags=counted.tags,
+            days=counted.days,
         )
 
 
-def summarize(screenings: Iterable[ScreeningRow], reviews: Iterable[ReviewRow]) -> Summary:
+def summarize(
+    screenings: Iterable[ScreeningRow],
+    reviews: Iterable[ReviewRow],
+    counted: Aggregates | None = None,
+) -> Summary:
     tally = ReviewTally()
     for review in reviews:
         tally.add(review)
-    return tally.summary(screenings)
+    return tally.summary(screenings, counted)
 
 
-def _order(item: tuple[GroupKey, object]) -> tuple[str, str, str]:
-    role, model, version = item[0]
-    return role, model or "", version or ""
+def _order(item: tuple[GroupKey, object]) -> tuple[str, bool, str, str]:
+    role, supplied, model, version = item[0]
+    return role, supplied, model or "", version or ""
+
+
+def per_screening(tokens: Mapping[str, int], screenings: int) -> dict[str, float | None]:
+    """Mean tokens of each kind per screening; None when there are no screenings."""
+    return {kind: count / screenings if screenings else None for kind, count in tokens.items()}
+
+
+def _reasons(screenings: Iterable[ScreeningRow]) -> dict[str, int]:
+    counts = Counter(r for s in screenings for r in counted_reasons(s.reasons))
+    return dict(sorted(counts.items()))
+
+
+def _resolutions(screenings: Iterable[ScreeningRow]) -> Resolutions:
+    tally = ResolutionTally()
+    for screening in screenings:
+        if screening.outcome == NEEDS_REVIEW:
+            tally.add(screening.reasons, screening.final_decision)
+    return tally.resolutions()
 
 
 def _outcomes(screenings: Iterable[ScreeningRow]) -> dict[str, int]:
@@ -198,10 +284,12 @@ def _outcomes(screenings: Iterable[ScreeningRow]) -> dict[str, int]:
 def _group(key: GroupKey, tally: _GroupTally, by_id: Mapping[str, ScreeningRow]) -> GroupReport:
     members = tally.members.values()
     retried = [m for m in members if m.retried]
+    role, supplied, model, version = key
     return GroupReport(
-        role=key[0],
-        model=key[1],
-        prompt_version=key[2],
+        role=role,
+        model=model,
+        prompt_version=version,
+        supplied=supplied,
         screenings=len(members),
         calls=tally.calls,
         readings=_readings(m.reading() for m in members),
@@ -209,6 +297,9 @@ def _group(key: GroupKey, tally: _GroupTally, by_id: Mapping[str, ScreeningRow])
         retry_recovered=Rate.of(sum(1 for m in retried if m.final_ok()), len(retried)),
         truncation=Rate.of(tally.truncated, tally.calls),
         tokens=dict(tally.tokens),
+        tokens_per_screening=per_screening(tally.tokens, len(members)),
+        timed_calls=tally.latency.count,
+        calls_not_sent=tally.not_sent,
         latency_p50_ms=tally.latency.quantile(0.5),
         latency_p95_ms=tally.latency.quantile(0.95),
         human=human_rates(by_id[i] for i in tally.members if i in by_id),
@@ -222,7 +313,7 @@ def _readings(readings: Iterable[str | None]) -> dict[str, int]:
 
 def _agreement(groups: Mapping[GroupKey, _GroupTally]) -> Agreement:
     finals: dict[str, dict[str, str]] = defaultdict(dict)
-    for (role, _, _), tally in groups.items():
+    for (role, _, _, _), tally in groups.items():
         for screening_id, member in tally.members.items():
             if member.final_ok() and member.final_verdict is not None:
                 finals[screening_id][role] = member.final_verdict

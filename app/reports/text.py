@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
+from app.reports.breakdowns import DayCount, TagCounts
+from app.reports.queue import Backlog, Resolution, Resolutions
 from app.reports.stats import TOO_FEW_LABEL, Rate
 from app.reports.summary import Agreement, GroupReport, HumanRates, Summary
+from app.vocabulary import Outcome
+
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
 
 
 def rate_text(rate: Rate) -> str:
@@ -30,7 +35,8 @@ def table(rows: Sequence[Sequence[str]]) -> list[str]:
 
 
 def summary_text(summary: Summary) -> str:
-    lines = [f"Screenings: {summary.screenings}", "", "Outcomes"]
+    lines = [f"Screenings: {summary.screenings}"]
+    lines += [f"Tokens per screening: {token_text(summary.tokens_per_screening)}", "", "Outcomes"]
     lines += _indented(table([[k, str(v)] for k, v in summary.outcomes.items()]))
     lines += ["", "Reasons"]
     reasons = [[k, str(v)] for k, v in summary.reasons.items()]
@@ -39,6 +45,11 @@ def summary_text(summary: Summary) -> str:
         lines += ["", *_group_lines(group)]
     lines += ["", *_agreement_lines(summary.agreement), "", "Against people's decisions"]
     lines += _indented(table(human_rows(summary.human)))
+    lines += ["", "needs_review decided by people, by reason"]
+    lines += _indented(table(resolution_rows(summary.resolutions)))
+    lines += ["", f"Review queue: {backlog_text(summary.backlog)}"]
+    lines += ["", *_tag_lines(summary.tags), "", "Screenings per day (UTC)"]
+    lines += _indented(table(day_rows(summary.days))) if summary.days else ["  (none)"]
     return "\n".join(lines) + "\n"
 
 
@@ -47,23 +58,45 @@ def _indented(lines: Iterable[str]) -> list[str]:
 
 
 def group_title(group: GroupReport) -> str:
+    """The group's whole label: every rendering shows it uncut."""
+    if group.supplied:
+        return f"{group.role} / supplied"
     return f"{group.role} / {group.model or '-'} / prompt {group.prompt_version or '-'}"
+
+
+def token_text(tokens: Mapping[str, float | int | None]) -> str:
+    """`prompt 30.5, completion 12, reasoning 0`: whole counts as they are, means to 0.1."""
+    return ", ".join(f"{k.removesuffix('_tokens')} {_number(v)}" for k, v in tokens.items())
+
+
+def _number(value: float | int | None) -> str:
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, int) else f"{value:.1f}"
 
 
 def group_rows(group: GroupReport) -> list[list[str]]:
     """A group's statistics as (name, value) rows: the terminal and the HTML report share them."""
     readings = ", ".join(f"{k} {v}" for k, v in group.readings.items())
-    tokens = ", ".join(f"{k.removesuffix('_tokens')} {v}" for k, v in group.tokens.items())
     p50, p95 = milliseconds(group.latency_p50_ms), milliseconds(group.latency_p95_ms)
     return [
         ["final readings", readings],
         ["format retry", rate_text(group.format_retry)],
         ["retry recovered", rate_text(group.retry_recovered)],
         ["truncation", rate_text(group.truncation)],
-        ["tokens", tokens],
+        ["tokens", token_text(group.tokens)],
+        ["tokens per screening", token_text(group.tokens_per_screening)],
         ["latency ms", f"p50 {p50}, p95 {p95}"],
+        ["timed calls", _timed_text(group)],
         *human_rows(group.human),
     ]
+
+
+def _timed_text(group: GroupReport) -> str:
+    if group.supplied:
+        return "none (supplied replies are no calls)"
+    unsent = f", {group.calls_not_sent} never sent" if group.calls_not_sent else ""
+    return f"{group.timed_calls} of {group.calls}{unsent}"
 
 
 def _group_lines(group: GroupReport) -> list[str]:
@@ -81,6 +114,73 @@ def human_rows(human: HumanRates) -> list[list[str]]:
 def _agreement_lines(agreement: Agreement) -> list[str]:
     kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
     return [f"Translator/judge agreement: kappa {kappa} over {agreement.screenings} screenings"]
+
+
+DURATION_UNITS = (("d", 86400), ("h", 3600), ("min", 60), ("s", 1))
+RESOLUTION_COLUMNS = ["reason", "screenings", "faithful", "mismatch", "undecided", "mismatch share"]
+
+
+def resolution_rows(resolutions: Resolutions) -> list[list[str]]:
+    """A header, the total, then one row per reason (a screening counts under each)."""
+    rows = [_resolution_row("all needs_review", resolutions.total)]
+    rows += [_resolution_row(r, res) for r, res in resolutions.by_reason.items()]
+    return [RESOLUTION_COLUMNS, *rows]
+
+
+def _resolution_row(label: str, resolution: Resolution) -> list[str]:
+    counts = (resolution.screenings, resolution.faithful, resolution.mismatch)
+    share = rate_text(resolution.mismatch_share)
+    return [label, *(str(n) for n in counts), str(resolution.undecided), share]
+
+
+def backlog_text(backlog: Backlog) -> str:
+    """`3 waiting (2 open, 1 claimed); the oldest, item 7 (screening ...), since ... (2 d 3 h)`."""
+    counts = f"{backlog.waiting} waiting ({backlog.open} open, {backlog.claimed} claimed)"
+    if backlog.oldest is None:
+        return counts
+    oldest = backlog.oldest
+    since = oldest.created_at.isoformat(timespec="seconds")
+    age = backlog.oldest_age_seconds
+    waited = f" ({duration_text(age)})" if age is not None else ""
+    item = f"item {oldest.item_id} (screening {oldest.screening_id})"
+    return f"{counts}; the oldest, {item}, waiting since {since}{waited}"
+
+
+def duration_text(seconds: float) -> str:
+    """The largest unit and the next, where not 0: `2 d 3 h`, `5 h`, `4 min 9 s`, `0 s`."""
+    rest, amounts = int(seconds), []
+    for unit, size in DURATION_UNITS:
+        amounts.append((rest // size, unit))
+        rest %= size
+    first = next((i for i, (amount, _) in enumerate(amounts) if amount), len(amounts) - 1)
+    largest, (amount, unit) = amounts[first], amounts[min(first + 1, len(amounts) - 1)]
+    shown = [largest] + ([(amount, unit)] if amount and unit != largest[1] else [])
+    return " ".join(f"{n} {u}" for n, u in shown)
+
+
+def _tag_lines(tags: TagCounts) -> list[str]:
+    if not tags.shown:
+        return ["Outcomes by tag", "  (no tags)"]
+    more = (
+        f" (the {len(tags.shown)} with most screenings of {tags.total})" if tags.not_shown else ""
+    )
+    return [f"Outcomes by tag{more}", *_indented(table(tag_rows(tags)))]
+
+
+def tag_rows(tags: TagCounts) -> list[list[str]]:
+    rows = [
+        [t.tag, str(t.screenings), *(str(t.outcomes.get(o, 0)) for o in OUTCOMES)]
+        for t in tags.shown
+    ]
+    return [["tag", "screenings", *OUTCOMES], *rows]
+
+
+def day_rows(days: Sequence[DayCount]) -> list[list[str]]:
+    rows = [
+        [d.day.isoformat(), str(d.screenings), *(str(d.outcomes.get(o, 0)) for o in OUTCOMES)]
+        for d in days
+    ]
+    return [["day", "screenings", *OUTCOMES], *rows]
 
 
 def milliseconds(value: float | None) -> str:

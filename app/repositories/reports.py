@@ -2,26 +2,46 @@
 
 Reviews are streamed in chunks of CHUNK rows and handed on one at a time, never gathered
 into a list: a report over a large database holds one chunk of the columns it counts.
+The queue backlog, outcomes by tag and screenings per day are counted by the database
+(`aggregates`), over the same screenings as the rest of the report.
 """
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, date, datetime
 from typing import Any
 
-from sqlalchemy import ColumnElement, and_, exists, false, func, select
+from sqlalchemy import (
+    ColumnElement,
+    Date,
+    TableValuedAlias,
+    and_,
+    case,
+    cast,
+    distinct,
+    exists,
+    false,
+    func,
+    select,
+    true,
+)
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import aliased
+from sqlalchemy.orm import QueryableAttribute, aliased
 
-from app.models.queue_item import QueueItem
+from app.models.queue_item import QueueItem, QueueStatus
 from app.models.rescore import ReadingRow
 from app.models.review import Review
 from app.models.screening import Screening
-from app.reports.summary import ReviewRow, ScreeningRow
+from app.reports.breakdowns import TAGS_SHOWN, DayCount, TagCount, TagCounts
+from app.reports.queue import Backlog, WaitingItem
+from app.reports.summary import Aggregates, ReviewRow, ScreeningRow
+from app.vocabulary import Outcome
 
 CHUNK = 1000
+OUTCOMES = tuple(outcome.value for outcome in Outcome)
+CLAIMED, RESOLVED = QueueStatus.CLAIMED.value, QueueStatus.RESOLVED.value
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +82,15 @@ class ReportFilters:
         chosen = {"role": self.role, "model": self.model, "prompt_version": self.prompt_version}
         return [getattr(Review, name) == value for name, value in chosen.items() if value]
 
+    def reported_screenings(self) -> list[ColumnElement[bool]]:
+        """The screenings a report covers: finished, in the batch and time range, and with
+        a review matching the review filters when there are any."""
+        conditions = self.screening_conditions()
+        if review_conditions := self.review_conditions():
+            matching = and_(Review.screening_id == Screening.id, *review_conditions)
+            conditions.append(exists().where(matching))
+        return conditions
+
 
 def as_utc(moment: datetime) -> datetime:
     """A moment without a zone is taken as UTC, the zone every stored time is in."""
@@ -79,11 +108,8 @@ async def screening_rows(session: AsyncSession, filters: ReportFilters) -> list[
             func.coalesce(QueueItem.audit, false()),
         )
         .outerjoin(QueueItem, QueueItem.screening_id == Screening.id)
-        .where(*filters.screening_conditions())
+        .where(*filters.reported_screenings())
     )
-    if review_conditions := filters.review_conditions():
-        matching = and_(Review.screening_id == Screening.id, *review_conditions)
-        statement = statement.where(exists().where(matching))
     rows = (await session.execute(statement)).all()
     return [ScreeningRow(r[0], r[1], list(r[2] or []), r[3], bool(r[4])) for r in rows]
 
@@ -109,6 +135,8 @@ async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIte
             func.coalesce(reread.parse_status, Review.parse_status),
             Review.latency_ms,
             Review.usage,
+            Review.http_status,
+            Review.supplied,
         )
         .join(Screening, Screening.id == Review.screening_id)
         .outerjoin(latest, latest.c.review_id == Review.id)
@@ -126,7 +154,8 @@ async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIte
 
 
 def _review_row(row: Any) -> ReviewRow:
-    screening_id, role, attempt, purpose, model, version, verdict, status, latency, usage = row
+    (screening_id, role, attempt, purpose, model, version, verdict, status, latency, usage,
+     http_status, supplied) = row  # fmt: skip
     return ReviewRow(
         screening_id,
         role,
@@ -138,4 +167,105 @@ def _review_row(row: Any) -> ReviewRow:
         status,
         latency,
         usage=dict(usage or {}),
+        http_status=http_status,
+        supplied=bool(supplied),
     )
+
+
+async def aggregates(session: AsyncSession, filters: ReportFilters, now: datetime) -> Aggregates:
+    """The backlog as of `now`, outcomes by tag and screenings per day of the screenings
+    `filters` choose, all counted by the database (a row per tag shown and per day)."""
+    return Aggregates(
+        backlog=await backlog(session, filters, now),
+        tags=await tag_counts(session, filters),
+        days=await day_counts(session, filters),
+    )
+
+
+async def backlog(session: AsyncSession, filters: ReportFilters, now: datetime) -> Backlog:
+    """Unresolved queue items of the reported screenings: open ones (a lapsed claim counts as
+    open, as in the queue), claimed ones, and the oldest of them (by creation, then id)."""
+    held = and_(QueueItem.status == CLAIMED, QueueItem.claim_expires_at > now)
+    counts = (
+        select(func.count(), func.coalesce(func.sum(case((held, 1), else_=0)), 0))
+        .join(Screening, Screening.id == QueueItem.screening_id)
+        .where(QueueItem.status != RESOLVED, *filters.reported_screenings())
+    )
+    waiting, claimed = (await session.execute(counts)).one()
+    oldest = (
+        select(QueueItem.id, QueueItem.screening_id, QueueItem.created_at)
+        .join(Screening, Screening.id == QueueItem.screening_id)
+        .where(QueueItem.status != RESOLVED, *filters.reported_screenings())
+        .order_by(QueueItem.created_at, QueueItem.id)
+        .limit(1)
+    )
+    first = (await session.execute(oldest)).first()
+    item = WaitingItem(first[0], first[1], first[2]) if first else None
+    return Backlog(open=waiting - claimed, claimed=claimed, oldest=item, as_of=now)
+
+
+async def tag_counts(session: AsyncSession, filters: ReportFilters) -> TagCounts:
+    """The TAGS_SHOWN tags with most reported screenings (ties by name), each by outcome, and
+    how many distinct tags there are. A tag a screening gives twice counts once."""
+    entries = _json_strings(Screening.tags, session.get_bind().dialect.name)
+    tagged = (
+        select(Screening.id, Screening.outcome, entries.c.value.label("tag"))
+        .select_from(Screening)
+        .join(entries, true())
+        .where(*filters.reported_screenings())
+        .distinct()
+        .subquery()
+    )
+    total = await session.scalar(select(func.count(distinct(tagged.c.tag))))
+    counted = _outcome_counts(tagged.c.outcome)
+    statement = (
+        select(tagged.c.tag, *counted)
+        .group_by(tagged.c.tag)
+        .order_by(func.count().desc(), tagged.c.tag)
+        .limit(TAGS_SHOWN)
+    )
+    rows = (await session.execute(statement)).all()
+    return TagCounts([TagCount(row[0], _outcomes(row[1:])) for row in rows], total or 0)
+
+
+async def day_counts(session: AsyncSession, filters: ReportFilters) -> list[DayCount]:
+    """Reported screenings per UTC day of creation, by outcome, oldest day first."""
+    day = _utc_day(session.get_bind().dialect.name).label("day")
+    statement = (
+        select(day, *_outcome_counts(Screening.outcome))
+        .where(*filters.reported_screenings())
+        .group_by(day)
+        .order_by(day)
+    )
+    rows = (await session.execute(statement)).all()
+    return [DayCount(_as_date(row[0]), _outcomes(row[1:])) for row in rows]
+
+
+def _outcome_counts(
+    outcome: ColumnElement[Any] | QueryableAttribute[Any],
+) -> list[ColumnElement[Any]]:
+    return [func.sum(case((outcome == value, 1), else_=0)) for value in OUTCOMES]
+
+
+def _outcomes(counts: Sequence[Any]) -> dict[str, int]:
+    return {outcome: int(count or 0) for outcome, count in zip(OUTCOMES, counts, strict=True)}
+
+
+def _json_strings(column: Any, dialect: str) -> TableValuedAlias:
+    """The strings of a JSON list column, one row each (`value`), beside its row."""
+    if dialect == "postgresql":
+        # Named columns (AS anon(value)): PostgreSQL calls a scalar function's column after
+        # its alias otherwise.
+        return func.json_array_elements_text(column).table_valued("value").render_derived()
+    return func.json_each(column).table_valued("value")
+
+
+def _utc_day(dialect: str) -> ColumnElement[Any]:
+    """The UTC calendar day a screening was created on (SQLite stores naive UTC text)."""
+    if dialect == "postgresql":
+        return cast(func.timezone("UTC", Screening.created_at), Date)
+    return func.date(Screening.created_at)
+
+
+def _as_date(value: date | str) -> date:
+    return value if isinstance(value, date) else date.fromisoformat(value)

@@ -22,10 +22,12 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 HOSTILE_MODEL = "<script>alert('model')</script>"
 HOSTILE_PROMPT = '"><img src=x onerror=alert(1)>'
+LONG_TAG = "source:a-very-long-tag-of-sixty-four-characters-to-break-its-label"[:64]
 # A model with 12 screenings, each with an unreadable first call and a recovering format
 # retry: its rates cover 10 cases or more, so they are drawn with their intervals.
 MANY = [
-    {"outcome": "passed", "batch": None, "model": "bulk-model", "prompt": "p3", "calls": [
+    {"outcome": "passed", "batch": None, "model": "bulk-model", "prompt": "p3",
+     "tags": ["bulk", LONG_TAG], "calls": [
         (T, "review", "invalid", "unclear", 12_000 + 100 * i),
         (T, "format_retry", "ok", "faithful", 900),
     ]}
@@ -35,9 +37,10 @@ HOSTILE = {
     "outcome": "flagged", "batch": None, "model": HOSTILE_MODEL, "prompt": HOSTILE_PROMPT,
     "reasons": ["<b>reason</b>"], "calls": [(T, "review", "ok", "mismatch", 100)],
 }  # fmt: skip
-# Outcomes, reasons, readings, latency, the human rates, and a rate chart for each of the
-# five groups: judge, translator with t-model, t-model-2, bulk-model and the hostile one.
-CHARTS = 10
+# Outcomes, reasons, readings, latency, the human rates, a rate chart for each of the five
+# groups (judge, translator with t-model, t-model-2, bulk-model and the hostile one), the
+# decisions on needs_review by reason, outcomes by tag and screenings per day.
+CHARTS = 13
 # bulk-model's format retry (12/12), retry recovered (12/12) and truncation (0/24).
 INTERVALS = 3
 BOXES = """
@@ -131,7 +134,7 @@ def test_the_html_report_opens_in_chromium_without_errors_and_draws_its_charts(
 
     labels = page.evaluate(LABELS)
     hostile = f"translator / {HOSTILE_MODEL} / prompt {HOSTILE_PROMPT}"
-    assert {hostile, "translator / bulk-model / prompt p3"} <= {t for t, _, _ in labels}
+    assert {hostile, LONG_TAG, "translator / bulk-model / prompt p3"} <= {t for t, _, _ in labels}
     for whole, shown, inside in labels:
         assert shown.replace(" ", "") == whole.replace(" ", ""), (whole, shown)
         assert inside, whole

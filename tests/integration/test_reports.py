@@ -10,6 +10,9 @@ The data (batch B, translator `t-model`, judge `j-model`, prompt `p1`):
     S5 needs_review   decided, reopened  T truncated -> retry truncated    J ok unclear
     S6 flagged        undecided          T ok mismatch      J refused
     S7 passed  (no batch)                T ok faithful with `t-model-2`, prompt `p2`
+
+Decided screenings have a queue item resolved as a reviewer resolves one; S5's is open
+again (reopened), so the backlog is that one item.
 """
 
 from __future__ import annotations
@@ -74,7 +77,7 @@ def usage(role: str, index: int, attempt: int) -> dict[str, Any]:
 
 
 async def seed(session: AsyncSession, extra: Sequence[dict[str, Any]] = ()) -> None:
-    """The data above, and `extra` screenings specified the same way."""
+    """The data above, and `extra` screenings specified the same way (`tags` too)."""
     await batches.add(
         session, batch_id=BATCH, name="b", total=6, idempotency_key=None, body_sha256="0" * 64
     )
@@ -87,8 +90,9 @@ async def _screening(session: AsyncSession, index: int, spec: dict[str, Any]) ->
     pair = await pairs.get_or_create(session, Pair(f"statement {index}", f"theorem t{index}"))
     batch_id = spec.get("batch", BATCH)
     row = await screenings.add(
-        session, pair_id=pair.id, external_id=None, batch_id=batch_id, confirmations=0
-    )
+        session, pair_id=pair.id, external_id=None, batch_id=batch_id, confirmations=0,
+        tags=spec.get("tags", []),
+    )  # fmt: skip
     reasons = spec.get("reasons", [])
     await screenings.record_outcome(
         session, row.id, outcome=spec["outcome"], reasons=reasons, evidence=[],
@@ -129,11 +133,14 @@ async def _decide(
         await session.execute(select(QueueItem.id).where(QueueItem.screening_id == screening_id))
     ).scalar_one()
     now = datetime.now(UTC)
+    await queue_items.claim(session, item_id, "ada", expires_at=now + timedelta(hours=1), now=now)
     await _trail(session, item_id, screening_id, DecisionKind.DECISION, spec["decided"], now)
     await decisions.set_final_decision(session, screening_id, spec["decided"], at=now)
+    assert await queue_items.resolve(session, item_id, "ada", now=now)
     if spec.get("reopened"):
         await _trail(session, item_id, screening_id, DecisionKind.REOPEN, None, now)
         await decisions.set_final_decision(session, screening_id, None, at=None)
+        assert await queue_items.reopen(session, item_id, now=now)
 
 
 async def _trail(
@@ -158,37 +165,51 @@ NO_HUMAN = {"flagged_precision": rate(0, 0, None, None), "false_pass": rate(0, 0
 READINGS = dict.fromkeys(
     ("ok", "model_unclear", "unreadable", "truncated", "empty", "provider_error", "refused"), 0
 )
+
+
+def tokens(prompt: float, completion: float, reasoning: float) -> dict[str, float]:
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "reasoning_tokens": reasoning}  # fmt: skip
+
+
 JUDGE = {
-    "role": J, "model": "j-model", "prompt_version": "p1", "screenings": 6, "calls": 7,
-    "readings": READINGS | {"ok": 4, "model_unclear": 1, "refused": 1},
+    "role": J, "model": "j-model", "prompt_version": "p1", "supplied": False, "screenings": 6,
+    "calls": 7, "readings": READINGS | {"ok": 4, "model_unclear": 1, "refused": 1},
     "format_retry": rate(0, 6, 0.0, 0.3903), "retry_recovered": rate(0, 0, None, None),
-    "truncation": rate(0, 7, 0.0, 0.3543),
-    "tokens": {"prompt_tokens": 140, "completion_tokens": 70, "reasoning_tokens": 0},
+    "truncation": rate(0, 7, 0.0, 0.3543), "tokens": tokens(140, 70, 0),
+    "tokens_per_screening": tokens(140 / 6, 70 / 6, 0), "timed_calls": 7, "calls_not_sent": 0,
     "latency_p50_ms": 200, "latency_p95_ms": 400, "human": HUMAN,
 }  # fmt: skip
 TRANSLATOR = {
-    "role": T, "model": "t-model", "prompt_version": "p1", "screenings": 6, "calls": 8,
-    "readings": READINGS | {"ok": 5, "truncated": 1},
+    "role": T, "model": "t-model", "prompt_version": "p1", "supplied": False, "screenings": 6,
+    "calls": 8, "readings": READINGS | {"ok": 5, "truncated": 1},
     "format_retry": rate(2, 6, 0.0968, 0.7000), "retry_recovered": HALF,
-    "truncation": rate(2, 8, 0.0715, 0.5907),
-    "tokens": {"prompt_tokens": 80, "completion_tokens": 40, "reasoning_tokens": 7},
+    "truncation": rate(2, 8, 0.0715, 0.5907), "tokens": tokens(80, 40, 7),
+    "tokens_per_screening": tokens(80 / 6, 40 / 6, 7 / 6), "timed_calls": 8, "calls_not_sent": 0,
     "latency_p50_ms": 100, "latency_p95_ms": 500, "human": HUMAN,
 }  # fmt: skip
 OTHER_TRANSLATOR = TRANSLATOR | {
     "model": "t-model-2", "prompt_version": "p2", "screenings": 1, "calls": 1,
     "readings": READINGS | {"ok": 1}, "format_retry": rate(0, 1, 0.0, 0.7935),
     "retry_recovered": rate(0, 0, None, None), "truncation": rate(0, 1, 0.0, 0.7935),
-    "tokens": {"prompt_tokens": 10, "completion_tokens": 5, "reasoning_tokens": 0},
+    "tokens": tokens(10, 5, 0), "tokens_per_screening": tokens(10, 5, 0), "timed_calls": 1,
     "latency_p50_ms": 100, "latency_p95_ms": 100, "human": NO_HUMAN,
 }  # fmt: skip
+UNDECIDED = {"screenings": 1, "faithful": 0, "mismatch": 0, "undecided": 1,
+             "mismatch_share": rate(0, 0, None, None)}  # fmt: skip
 BATCH_REPORT = {
     "screenings": 6,
     "outcomes": {"passed": 2, "flagged": 3, "needs_review": 1},
     "reasons": {"judge_mismatch": 3, "translator_conflicting": 1, "translator_mismatch": 1},
+    "tokens": tokens(220, 110, 7),
+    "tokens_per_screening": tokens(220 / 6, 110 / 6, 7 / 6),
     "groups": [JUDGE, TRANSLATOR],
     # Both ok on S1-S4: (f,f) (f,f) (m,m) (f,m): po 3/4, pe 1/2 -> kappa 0.5.
     "agreement": {"screenings": 4, "kappa": 0.5},
     "human": HUMAN,
+    # S5, reopened: waiting again, with no decision.
+    "resolutions": {"total": UNDECIDED, "by_reason": {"translator_conflicting": UNDECIDED}},
+    "tags": {"shown": [], "total": 0},
 }
 
 
@@ -216,8 +237,21 @@ async def seeded(api: Api) -> None:
 
 
 async def test_the_batch_report_has_every_known_number(bare_api: Api) -> None:
+    start = datetime.now(UTC)
     await seeded(bare_api)
-    assert await get_report(bare_api, batch_id=BATCH) == approx(BATCH_REPORT)
+    report = await get_report(bare_api, batch_id=BATCH)
+    backlog, days = report.pop("backlog"), report.pop("days")
+    assert report == approx(BATCH_REPORT)
+    # The seed runs now: every screening was created today (UTC), and S5's item waits.
+    assert days == [{"day": start.date().isoformat(), "screenings": 6,
+                     "outcomes": {"passed": 2, "flagged": 3, "needs_review": 1}}]  # fmt: skip
+    assert (backlog["open"], backlog["claimed"], backlog["waiting"]) == (1, 0, 1)
+    s5 = (await bare_api.client.get("/v1/queue", params={"status": "open"})).json()["items"]
+    assert backlog["oldest"]["item_id"] == s5[0]["id"] and len(s5) == 1
+    as_of = datetime.fromisoformat(backlog["as_of"])
+    created = datetime.fromisoformat(backlog["oldest"]["created_at"])
+    assert start <= created <= as_of <= datetime.now(UTC)
+    assert backlog["oldest_age_seconds"] == pytest.approx((as_of - created).total_seconds())
 
 
 async def test_the_unfiltered_report_adds_the_screening_outside_the_batch(bare_api: Api) -> None:
@@ -327,8 +361,9 @@ def test_the_html_report_is_written_with_the_known_numbers(
     ):
         assert expected in page, expected
     assert "t-model-2" not in page
-    # Outcomes, reasons, readings, latency, a rate chart per group, the human rates.
-    assert page.count('<svg class="chart"') == 7
+    # Outcomes, reasons, readings, latency, a rate chart per group, the human rates, the
+    # decisions on needs_review by reason, screenings per day (no tags: no tag chart).
+    assert page.count('<svg class="chart"') == 9
 
 
 @pytest.mark.parametrize("where", ["missing-folder/report.html", "a-folder"])

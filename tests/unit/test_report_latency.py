@@ -82,7 +82,7 @@ def test_a_tally_of_a_hundred_thousand_calls_counts_them_all() -> None:
         tally.add(
             ReviewRow(
                 f"s{index % 10}", "judge", index, "review", "m", "p", "faithful", "ok",
-                latency_ms=index % 20_000, usage={"prompt_tokens": 1},
+                latency_ms=index % 20_000, usage={"prompt_tokens": 1}, http_status=200,
             )
         )  # fmt: skip
     (group,) = tally.summary(

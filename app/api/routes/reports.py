@@ -31,7 +31,9 @@ async def summary(
     prompt_version: Text = None,
 ) -> SummaryOut:
     """Outcomes, reasons, per role x model x prompt version call statistics, translator and
-    judge agreement, and rates against people's decisions, each with its 95% interval."""
+    judge agreement, and rates against people's decisions, each with its 95% interval; how
+    needs_review screenings were decided by reason, the review queue backlog, outcomes by
+    tag and screenings per day."""
     filters = ReportFilters(
         batch_id=batch_id,
         since=since,
