@@ -15,8 +15,15 @@ FIRST_KEYWORD = re.compile(
 )
 
 
+# What may hide a keyword from a plain search: a comment or a string before it.
+HIDERS = ("--", "/-", '"')
+
+
 def statement_kind(formal: str) -> str:
-    found = FIRST_KEYWORD.search(strip_comments_and_strings(formal))
+    found = FIRST_KEYWORD.search(formal)
+    # Most statements open with their keyword; only text before it needs the full reading.
+    if found is not None and any(hider in formal[: found.start()] for hider in HIDERS):
+        found = FIRST_KEYWORD.search(strip_comments_and_strings(formal))
     if found is None:
         return "other"
     keyword = found.group(1)

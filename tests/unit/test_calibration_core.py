@@ -46,6 +46,8 @@ def test_mcnemar_exact_stays_finite_on_large_counts() -> None:
         ("noncomputable def f : ℝ → ℝ := id\ntheorem t : f 0 = 0 := rfl", "definition"),
         ("structure S where\n  x : ℕ\ntheorem t (s : S) : s.x = s.x := rfl", "other"),
         ("theorem_like_name := 3", "other"),
+        ("/- theorem in a block comment -/ def f : ℕ := 1", "definition"),
+        ('set_option x "lemma" in\ninstance : Inhabited ℕ := ⟨0⟩', "other"),
     ],
 )
 def test_the_kind_is_the_first_declaration(formal: str, kind: str) -> None:
