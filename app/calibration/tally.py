@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate
 from app.vocabulary import Label, Outcome
 
@@ -189,7 +190,7 @@ class CalibrationTally:
             self.by_tag.setdefault(tag, Matrix()).add(label, outcome)
         self.by_kind[screening.kind].add(label, outcome)
         if outcome == Outcome.NEEDS_REVIEW.value:
-            self.needs_review_reasons.update(screening.reasons)
+            self.needs_review_reasons.update(counted_reasons(screening.reasons))
         self.configs[screening.config()] += 1
         self.cost.add(screening.calls)
 

@@ -124,3 +124,15 @@ def test_a_comparison_leaves_out_label_conflicts_and_pairs_in_one_batch_only() -
     assert result["rates"]["false_pass"]["discordant"] == {"a_only": 1, "b_only": 0}
     assert result["rates"]["false_alarm"]["a"]["n"] == 0
     assert result["rates"]["false_alarm"]["difference"] is None
+
+
+def test_the_generic_evidence_reason_is_not_counted_beside_its_codes() -> None:
+    tally = CalibrationTally()
+    reasons = ("evidence_review", "evidence_review:truncating_division", "judge_unclear")
+    tally.add(screening("mismatch", "needs_review", reasons=reasons))
+    tally.add(screening("mismatch", "needs_review", reasons=("evidence_review",)))
+    assert tally.as_json()["needs_review_reasons"] == {
+        "evidence_review": 1,
+        "evidence_review:truncating_division": 1,
+        "judge_unclear": 1,
+    }
