@@ -37,6 +37,8 @@ NEEDED: dict[tuple[str, str], AccessRole] = {
     ("POST", "/v1/queue/{item_id}/reopen"): ADMIN,
     ("GET", "/v1/decisions/export"): REVIEWER,
     ("GET", "/v1/reports/summary"): REVIEWER,
+    ("GET", "/v1/batches/{batch_id}/calibration"): REVIEWER,
+    ("GET", "/v1/calibrations/compare"): REVIEWER,
     ("POST", "/v1/rescore"): ADMIN,
     ("GET", "/v1/keys"): ADMIN,
     ("POST", "/v1/keys"): ADMIN,
