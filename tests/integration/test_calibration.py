@@ -228,7 +228,12 @@ async def test_no_common_pair_is_409_and_an_unknown_batch_404(
     response = await api.client.get(f"/v1/calibrations/compare?a={a}&b={b}")
     assert response.status_code == 409, response.text
     assert response.json()["error"]["code"] == "no_common_pairs"
-    for path in ("/v1/batches/nope/calibration", f"/v1/calibrations/compare?a={a}&b=nope"):
+    unknown = ("/v1/batches/nope/calibration", f"/v1/calibrations/compare?a={a}&b=nope")
+    for path in (
+        *unknown,
+        "/v1/batches/a%00b/calibration",
+        f"/v1/calibrations/compare?a={a}&b=%00",
+    ):
         response = await api.client.get(path)
         assert response.status_code == 404, response.text
         assert response.json()["error"]["code"] == "not_found"
