@@ -1,9 +1,10 @@
 """`faithscreen parse`: read replies with the contract parser and print what was read.
 
 A parse status is data: the exit code is 0 whatever the statuses. An input the command
-cannot read (a missing file, bytes that are not UTF-8, a JSONL line that is not a JSON
-object with a string `response`) exits 2 with a message on stderr naming the line. JSONL
-is streamed, so the lines before a bad one have already been written when it stops.
+cannot read (a missing file, a reply that is not UTF-8) exits 2 with a message on stderr.
+JSONL is streamed: a line that cannot be read (not UTF-8, not a JSON object with a string
+`response`) is named on stderr as `line N: ...`, the rest are read and written, and the
+command exits 1 at the end.
 
 Input is decoded from UTF-8 bytes with no newline translation, so a bare CR in a file
 reaches the parser (text mode would have turned it into a line end). A byte-order mark at
@@ -24,6 +25,7 @@ import typer
 from app.cli.root import cli
 from app.contract import Reading, parse_reply
 
+EXIT_BAD_LINES = 1
 EXIT_BAD_INPUT = 2
 JSON_WHITESPACE = " \t\r\n"
 
@@ -68,13 +70,26 @@ def _open_binary(source: str) -> AbstractContextManager[BinaryIO]:
 
 
 def _parse_jsonl(stream: BinaryIO) -> None:
+    bad = 0
     # Iterating a binary stream splits at b"\n" only, as the JSONL format does.
     for number, raw in enumerate(stream, start=1):
-        text = _decode(raw, f"line {number}")
-        if text.strip(JSON_WHITESPACE):
-            item = _jsonl_item(text, number)
-            reading = parse_reply(item["response"])
-            _write({"id": item.get("id"), **_reading_fields(reading)})
+        try:
+            _parse_line(raw, number)
+        except BadInput as error:
+            bad += 1
+            typer.echo(f"faithscreen parse: {error}", err=True)
+    if bad:
+        sys.stdout.buffer.flush()
+        typer.echo(f"faithscreen parse: {bad} lines could not be read", err=True)
+        raise typer.Exit(EXIT_BAD_LINES)
+
+
+def _parse_line(raw: bytes, number: int) -> None:
+    text = _decode(raw, f"line {number}")
+    if text.strip(JSON_WHITESPACE):
+        item = _jsonl_item(text, number)
+        reading = parse_reply(item["response"])
+        _write({"id": item.get("id"), **_reading_fields(reading)})
 
 
 def _jsonl_item(text: str, number: int) -> dict[str, Any]:

@@ -17,6 +17,7 @@ from app.reports.html import summary_html
 from app.reports.service import summary_report
 from app.reports.summary import Summary
 from app.reports.text import summary_text
+from app.repositories import batches
 from app.repositories.reports import ReportFilters
 from app.settings import get_settings
 from app.vocabulary import Role
@@ -60,6 +61,8 @@ def report(
     url = database_url or get_settings().database_url
     now = datetime.now(UTC)  # the backlog's ages and the page's time are one moment
     summary = asyncio.run(_read(url, filters, now))
+    if summary is None:
+        _fail(f"no batch {batch}")
     typer.echo(summary_text(summary), nl=False)
     if html is not None:
         _write(html, summary_html(summary, filters=filters.described(), generated_at=now))
@@ -89,10 +92,14 @@ def _fail(message: str) -> NoReturn:
     raise typer.Exit(EXIT_FAILURE)
 
 
-async def _read(url: str, filters: ReportFilters, now: datetime) -> Summary:
+async def _read(url: str, filters: ReportFilters, now: datetime) -> Summary | None:
+    """The report; None when it is of a batch that does not exist."""
     engine = create_engine(url)
     try:
         async with make_session_factory(engine)() as session:
+            batch_id = filters.batch_id
+            if batch_id is not None and await batches.get(session, batch_id) is None:
+                return None
             return await summary_report(session, filters, now=now)
     finally:
         await engine.dispose()

@@ -377,3 +377,14 @@ def test_an_html_path_that_cannot_be_written_is_refused_before_reading(
     assert result.exit_code == 1
     assert result.stderr.startswith(f"faithscreen report: cannot write {tmp_path / where}: ")
     assert result.stdout == ""
+
+
+def test_a_report_of_an_unknown_batch_exits_1_naming_it(
+    database_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asyncio.run(seed_database(database_url))
+    monkeypatch.setenv("FAITHSCREEN_DATABASE_URL", database_url)
+    result = CliRunner().invoke(cli, ["report", "--batch", "nope"])
+    assert result.exit_code == 1
+    assert "faithscreen report: no batch nope" in result.stderr
+    assert result.stdout == ""

@@ -112,14 +112,17 @@ def test_a_lone_surrogate_is_written_as_valid_json() -> None:
         (b'{"response": "\xff"}', "line 3: not valid UTF-8"),
     ],
 )
-def test_a_bad_jsonl_line_exits_2_naming_it_after_the_earlier_lines(
+def test_a_bad_jsonl_line_is_named_and_the_rest_are_read_then_exit_1(
     bad: bytes, message: str
 ) -> None:
     good = b'{"id": 1, "response": "VERDICT: MISMATCH"}\n\n'
-    code, rows, stderr = run(["--jsonl"], good + bad + b"\n" + good)
-    assert code == 2
+    later = b'{"id": 3, "response": "VERDICT: FAITHFUL"}\n'
+    code, rows, stderr = run(["--jsonl"], good + bad + b"\n" + later + bad + b"\n")
+    assert code == 1
     assert message in stderr
-    assert [row["id"] for row in rows] == [1]
+    assert message.replace("line 3", "line 5") in stderr
+    assert "2 lines could not be read" in stderr
+    assert [row["id"] for row in rows] == [1, 3]
 
 
 @pytest.mark.parametrize("args", [["missing.txt"], ["--jsonl", "missing.jsonl"]])
@@ -155,7 +158,7 @@ def test_the_installed_command_streams_jsonl_from_stdin() -> None:
     done = subprocess.run(
         [FAITHSCREEN, "parse", "--jsonl"], input=JSONL + b"\n[1]\n", capture_output=True, timeout=60
     )
-    assert done.returncode == 2
+    assert done.returncode == 1
     assert b"line 7:" in done.stderr
     rows = [json.loads(line) for line in done.stdout.decode().splitlines()]
     assert [row["verdict"] for row in rows] == ["faithful", "unclear", "unclear", "unclear"]
