@@ -18,7 +18,7 @@ class Verdict(StrEnum):
 class ParseStatus(StrEnum):
     """Why a verdict is what it is. Kept apart from the verdict in every record.
 
-    The first five come from reading the reply text (the contract parser); the rest
+    The first six come from reading the reply text (the contract parser); the rest
     describe the call that produced it.
     """
 
@@ -27,6 +27,9 @@ class ParseStatus(StrEnum):
     INVALID = "invalid"
     CONFLICTING = "conflicting"
     BARE_CR = "bare_cr"
+    # Read strictly the reply is `ok`, but read as a person reads it (every Unicode line
+    # break a line end, invisible characters dropped) its verdicts differ.
+    AMBIGUOUS = "ambiguous"
     TRUNCATED = "truncated"
     EMPTY = "empty"
     PROVIDER_ERROR = "provider_error"
@@ -42,6 +45,7 @@ FORMAT_RETRY_STATUSES: frozenset[ParseStatus] = frozenset(
         ParseStatus.INVALID,
         ParseStatus.CONFLICTING,
         ParseStatus.BARE_CR,
+        ParseStatus.AMBIGUOUS,
         ParseStatus.EMPTY,
         ParseStatus.TRUNCATED,
     }

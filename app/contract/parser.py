@@ -10,9 +10,9 @@ The rules (`PARSER_VERSION` changes whenever any reply could be read differently
 2. A field is a line that begins, after optional horizontal whitespace, with its name and a
    colon: `VERDICT:`, `BACK-TRANSLATION:` or `ISSUES:`. Horizontal whitespace is every
    character `str.isspace()` accepts except CR and LF (so TAB, VT, FF, U+0085, U+00A0,
-   U+2028, U+2029, U+3000, ... sit *inside* a line; they are never line ends). Names match
-   in any ASCII letter case only: `verdıct:` (dotless i) or a Kelvin sign in `BACK-` are not
-   field names, although Python's Unicode case folding would accept them.
+   U+2028, U+2029, U+3000, ... sit *inside* a line; rule 7 also ends lines at some). Names
+   match in any ASCII letter case only: `verdıct:` (dotless i) or a Kelvin sign in `BACK-`
+   are not field names, although Python's Unicode case folding would accept them.
 3. A verdict value is the rest of its line, stripped of whitespace and lowercased. No
    verdict field: `missing`. Any value outside {faithful, mismatch, unclear} (including
    the empty value of a bare `VERDICT:`): `invalid`. All values valid but not all equal:
@@ -30,6 +30,14 @@ The rules (`PARSER_VERSION` changes whenever any reply could be read differently
    lines after a verdict line belong to no field. In a `bare_cr` reply the fields are
    still read (lines split at LF only, the bare CR kept as text) so a person can see them.
    These fields never influence the verdict.
+7. When rules 1-4 give `ok`, the reply is read a second, lenient way (`lenient.py`: NFKC,
+   format characters removed, a line end at every Unicode line break, whitespace allowed
+   between `VERDICT` and its colon, the name still in ASCII letters only). If that reading
+   finds a different sequence of verdict values (a `VERDICT: MISMATCH` after a U+2028, or
+   behind a zero-width space, or written `VERDICT : MISMATCH` or with a fullwidth colon),
+   the status is `ambiguous` (verdict `unclear`): a person would read the reply otherwise.
+   A reply the strict reading finds unreadable keeps its status; the text fields are
+   always those of the strict reading.
 """
 
 from __future__ import annotations
@@ -37,10 +45,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from app.contract.lenient import lenient_verdict_values
 from app.contract.reading import Reading
 from app.vocabulary import ParseStatus, Verdict
 
-PARSER_VERSION = "contract-1"
+PARSER_VERSION = "contract-2"
 
 # Every character str.isspace() accepts except "\r" and "\n"; a test checks this against
 # all of Unicode, so a Python upgrade that changes the set cannot go unnoticed.
@@ -78,9 +87,10 @@ def parse_reply(text: str) -> Reading:
     if _has_bare_cr(text):
         status, verdict = ParseStatus.BARE_CR, Verdict.UNCLEAR
     else:
-        status, verdict = _decide(
-            [_verdict_value(raw) for name, raw in fields if name == VERDICT_FIELD]
-        )
+        values = [_verdict_value(raw) for name, raw in fields if name == VERDICT_FIELD]
+        status, verdict = _decide(values)
+        if status is ParseStatus.OK and lenient_verdict_values(text) != values:
+            status, verdict = ParseStatus.AMBIGUOUS, Verdict.UNCLEAR
     return Reading(
         verdict=verdict,
         parse_status=status,

@@ -8,8 +8,8 @@ Rules, in order:
 2. The first reading with parse status `ok` is the role's reading, whatever its verdict: an
    answer is never re-asked to get a different one ("fix format, never content").
 3. A reading whose status a format retry may repair (missing, invalid, conflicting, bare_cr,
-   empty, truncated) is asked again as a `format_retry`, up to `format_retries` times. A
-   truncated reply is asked again with `max_tokens` doubled, up to the ceiling.
+   ambiguous, empty, truncated) is asked again as a `format_retry`, up to `format_retries`
+   times. A truncated reply is asked again with `max_tokens` doubled, up to the ceiling.
    Refusals and provider errors are not re-asked here (the client already retried the
    transport); retries exhausted: the last reading stands, with its cause.
 4. An `ok` mismatch with `confirmations` k > 0 is re-reviewed by up to k `confirmation`

@@ -29,6 +29,7 @@ class Reason(StrEnum):
     TRANSLATOR_INVALID = "translator_invalid"
     TRANSLATOR_CONFLICTING = "translator_conflicting"
     TRANSLATOR_BARE_CR = "translator_bare_cr"
+    TRANSLATOR_AMBIGUOUS = "translator_ambiguous"
     TRANSLATOR_TRUNCATED = "translator_truncated"
     TRANSLATOR_EMPTY = "translator_empty"
     TRANSLATOR_PROVIDER_ERROR = "translator_provider_error"
@@ -40,6 +41,7 @@ class Reason(StrEnum):
     JUDGE_INVALID = "judge_invalid"
     JUDGE_CONFLICTING = "judge_conflicting"
     JUDGE_BARE_CR = "judge_bare_cr"
+    JUDGE_AMBIGUOUS = "judge_ambiguous"
     JUDGE_TRUNCATED = "judge_truncated"
     JUDGE_EMPTY = "judge_empty"
     JUDGE_PROVIDER_ERROR = "judge_provider_error"
@@ -57,6 +59,10 @@ _MISSING = "reply had no VERDICT field"
 _INVALID = "reply's VERDICT was not one of FAITHFUL, MISMATCH, UNCLEAR"
 _CONFLICTING = "reply gave verdicts that disagree"
 _BARE_CR = "reply held a bare carriage return, so its lines were ambiguous"
+_AMBIGUOUS = (
+    "reply read as a person reads it (every Unicode line break a line end, invisible "
+    "characters dropped) gave other verdicts than the parser's strict reading"
+)
 _TRUNCATED = "reply was cut off at the length limit"
 _EMPTY = "reply was empty"
 _PROVIDER_ERROR = "call failed at the provider (after transport retries)"
@@ -70,6 +76,7 @@ REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.TRANSLATOR_INVALID: f"The translator's {_INVALID}.",
     Reason.TRANSLATOR_CONFLICTING: f"The translator's {_CONFLICTING}.",
     Reason.TRANSLATOR_BARE_CR: f"The translator's {_BARE_CR}.",
+    Reason.TRANSLATOR_AMBIGUOUS: f"The translator's {_AMBIGUOUS}.",
     Reason.TRANSLATOR_TRUNCATED: f"The translator's {_TRUNCATED}.",
     Reason.TRANSLATOR_EMPTY: f"The translator's {_EMPTY}.",
     Reason.TRANSLATOR_PROVIDER_ERROR: f"The translator's {_PROVIDER_ERROR}.",
@@ -81,6 +88,7 @@ REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.JUDGE_INVALID: f"The judge's {_INVALID}.",
     Reason.JUDGE_CONFLICTING: f"The judge's {_CONFLICTING}.",
     Reason.JUDGE_BARE_CR: f"The judge's {_BARE_CR}.",
+    Reason.JUDGE_AMBIGUOUS: f"The judge's {_AMBIGUOUS}.",
     Reason.JUDGE_TRUNCATED: f"The judge's {_TRUNCATED}.",
     Reason.JUDGE_EMPTY: f"The judge's {_EMPTY}.",
     Reason.JUDGE_PROVIDER_ERROR: f"The judge's {_PROVIDER_ERROR}.",
@@ -102,6 +110,7 @@ _STATUS_REASONS: Mapping[tuple[Role, ParseStatus], Reason] = {
     (Role.TRANSLATOR, ParseStatus.INVALID): Reason.TRANSLATOR_INVALID,
     (Role.TRANSLATOR, ParseStatus.CONFLICTING): Reason.TRANSLATOR_CONFLICTING,
     (Role.TRANSLATOR, ParseStatus.BARE_CR): Reason.TRANSLATOR_BARE_CR,
+    (Role.TRANSLATOR, ParseStatus.AMBIGUOUS): Reason.TRANSLATOR_AMBIGUOUS,
     (Role.TRANSLATOR, ParseStatus.TRUNCATED): Reason.TRANSLATOR_TRUNCATED,
     (Role.TRANSLATOR, ParseStatus.EMPTY): Reason.TRANSLATOR_EMPTY,
     (Role.TRANSLATOR, ParseStatus.PROVIDER_ERROR): Reason.TRANSLATOR_PROVIDER_ERROR,
@@ -110,6 +119,7 @@ _STATUS_REASONS: Mapping[tuple[Role, ParseStatus], Reason] = {
     (Role.JUDGE, ParseStatus.INVALID): Reason.JUDGE_INVALID,
     (Role.JUDGE, ParseStatus.CONFLICTING): Reason.JUDGE_CONFLICTING,
     (Role.JUDGE, ParseStatus.BARE_CR): Reason.JUDGE_BARE_CR,
+    (Role.JUDGE, ParseStatus.AMBIGUOUS): Reason.JUDGE_AMBIGUOUS,
     (Role.JUDGE, ParseStatus.TRUNCATED): Reason.JUDGE_TRUNCATED,
     (Role.JUDGE, ParseStatus.EMPTY): Reason.JUDGE_EMPTY,
     (Role.JUDGE, ParseStatus.PROVIDER_ERROR): Reason.JUDGE_PROVIDER_ERROR,

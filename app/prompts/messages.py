@@ -16,7 +16,7 @@ from app.prompts.fence import fence_code
 from app.prompts.texts import template
 from app.vocabulary import Pair, Role
 
-PROMPT_VERSION = "prompts-1"
+PROMPT_VERSION = "prompts-2"
 
 
 class Message(TypedDict):

@@ -5,9 +5,9 @@ names the fault of form, and says the note concerns only the form. It never name
 verdict as wanted, never calls the earlier answer wrong, and never asks to reconsider.
 
 The unreadable reply is quoted, fenced as data, when its form is the fault (missing,
-invalid, conflicting, bare_cr), so the model can see what to repair. A truncated reply is
-not quoted: it is long and incomplete, and the model is asked for a shorter reply instead.
-An empty reply has nothing to quote.
+invalid, conflicting, bare_cr, ambiguous), so the model can see what to repair. A truncated
+reply is not quoted: it is long and incomplete, and the model is asked for a shorter reply
+instead. An empty reply has nothing to quote.
 
 The retry keeps the original two turns (system, user) and appends its note to the user
 turn rather than adding turns: many chat templates of OpenAI-compatible servers reject
@@ -47,6 +47,13 @@ RETRY_NOTES: Mapping[ParseStatus, RetryNote] = {
     ),
     ParseStatus.BARE_CR: RetryNote(
         "Its lines were separated by bare carriage returns; end every line with a newline.",
+        quote_reply=True,
+    ),
+    ParseStatus.AMBIGUOUS: RetryNote(
+        "It could be read in more than one way: a line was broken by a character other "
+        "than a newline, or a field name held invisible or unusual characters. End every "
+        "line with a newline, and write each field name in plain letters directly followed "
+        "by a colon.",
         quote_reply=True,
     ),
     ParseStatus.TRUNCATED: RetryNote(

@@ -28,7 +28,7 @@ from app.vocabulary import Outcome, ParseStatus, Purpose, Role, Verdict
 # Readings the model gave and meant (ok) kept apart from the model saying "unclear", and
 # both apart from replies nobody could read.
 READINGS = ("ok", "model_unclear", "unreadable", "truncated", "empty", "provider_error", "refused")
-UNREADABLE = frozenset({"missing", "invalid", "conflicting", "bare_cr"})
+UNREADABLE = frozenset({"missing", "invalid", "conflicting", "bare_cr", "ambiguous"})
 READING_PURPOSES = frozenset({Purpose.REVIEW.value, Purpose.FORMAT_RETRY.value})
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 MISMATCH = Verdict.MISMATCH.value

@@ -38,6 +38,13 @@ _NOT_READ: Mapping[ParseStatus, Reading] = {
     ParseStatus.BARE_CR: Reading(
         "unreadable", "unreadable", "The reply held a bare carriage return (bare_cr)."
     ),
+    ParseStatus.AMBIGUOUS: Reading(
+        "unreadable",
+        "unreadable",
+        "Read as a person reads it, the reply gives other verdicts than the parser found: "
+        "a line break other than a newline (such as U+2028), an invisible character or "
+        "`VERDICT :` hides another VERDICT line (ambiguous).",
+    ),
     ParseStatus.EMPTY: Reading("unreadable", "unreadable", "The reply was empty."),
     ParseStatus.TRUNCATED: Reading(
         "truncated", "truncated", "The reply was cut off at the length limit."

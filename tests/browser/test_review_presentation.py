@@ -49,3 +49,10 @@ def test_reasons_are_described_in_the_policys_words_with_their_finding() -> None
     assert described.startswith(REASON_DESCRIPTIONS[Reason.EVIDENCE_REVIEW])
     assert described.endswith("Finding: contract_text_in_input.")
     assert describe_reason("not_a_reason") == "not_a_reason"
+
+
+def test_an_ambiguous_reply_is_shown_as_unreadable_and_says_why() -> None:
+    shown = reading_of("unclear", "ambiguous")
+    assert (shown.label, shown.css) == ("unreadable", "unreadable")
+    assert "(ambiguous)" in shown.explanation and "U+2028" in shown.explanation
+    assert "line break" in describe_reason("judge_ambiguous")

@@ -67,6 +67,7 @@ def test_failed_call_reading_is_unclear_without_fields(status: ParseStatus) -> N
         ParseStatus.INVALID,
         ParseStatus.CONFLICTING,
         ParseStatus.BARE_CR,
+        ParseStatus.AMBIGUOUS,
     ],
 )
 def test_failed_call_reading_rejects_statuses_of_a_reply_text(status: ParseStatus) -> None:

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from app.contract import PARSER_VERSION, Reading, parse_reply
+from app.contract.lenient import LINE_BREAKS, lenient_verdict_values
 from app.contract.parser import HORIZONTAL_WHITESPACE
 from app.vocabulary import ParseStatus, Verdict
 
@@ -79,8 +80,19 @@ def test_horizontal_whitespace_is_every_isspace_char_but_cr_and_lf() -> None:
 
 
 @pytest.mark.parametrize("space", sorted(HORIZONTAL_WHITESPACE))
-def test_any_horizontal_whitespace_may_lead_and_surround_the_value(space: str) -> None:
-    assert read(f"{space}{space}VERDICT:{space}MISMATCH{space}") == (OK, MISMATCH)
+def test_any_horizontal_whitespace_may_lead_and_end_the_line(space: str) -> None:
+    assert read(f"{space}{space}VERDICT: MISMATCH{space}") == (OK, MISMATCH)
+
+
+@pytest.mark.parametrize("space", sorted(set(HORIZONTAL_WHITESPACE) - set(LINE_BREAKS)))
+def test_whitespace_that_breaks_no_line_may_stand_between_colon_and_value(space: str) -> None:
+    assert read(f"VERDICT:{space}MISMATCH") == (OK, MISMATCH)
+
+
+@pytest.mark.parametrize("brk", sorted(set(HORIZONTAL_WHITESPACE) & set(LINE_BREAKS)))
+def test_a_line_break_between_colon_and_value_is_ambiguous(brk: str) -> None:
+    # Strictly one field with the value MISMATCH; a person sees an empty VERDICT line.
+    assert read(f"VERDICT:{brk}MISMATCH") == (ParseStatus.AMBIGUOUS, UNCLEAR)
 
 
 @pytest.mark.parametrize("name", ["VERDICT", "verdict", "Verdict", "vErDiCt"])
@@ -306,7 +318,121 @@ def test_text_fields_are_read_in_a_bare_cr_reply() -> None:
     assert reading.back_translation == "a\rb"
 
 
-# Rule 7: the parser version.
+# Rule 7: an `ok` reply that a person reads with other verdicts is `ambiguous`.
+# Each reply below is `ok`/faithful under contract-1: a MISMATCH line hides from the strict
+# reading behind a line break that is not LF, an invisible character, or a loose colon.
+
+HIDDEN_LINE_BREAKS = ["\u2028", "\u2029", "\x85", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
+INVISIBLE = ["\u200b", "\ufeff", "\u2060", "\xad", "\u200c", "\u200d", "\u202e"]
+AMBIGUOUS = (ParseStatus.AMBIGUOUS, UNCLEAR)
+
+
+@pytest.mark.parametrize("brk", HIDDEN_LINE_BREAKS)
+def test_a_verdict_after_a_unicode_line_break_is_ambiguous(brk: str) -> None:
+    text = f"ISSUES: none{brk}VERDICT: MISMATCH\nVERDICT: FAITHFUL"
+    assert read(text) == AMBIGUOUS
+    assert lenient_verdict_values(text) == ["mismatch", "faithful"]
+
+
+@pytest.mark.parametrize("invisible", INVISIBLE)
+def test_a_verdict_behind_a_zero_width_character_is_ambiguous(invisible: str) -> None:
+    assert read(f"ISSUES: none\n{invisible}VERDICT: MISMATCH\nVERDICT: FAITHFUL") == AMBIGUOUS
+    assert read(f"ISSUES: none\nVER{invisible}DICT: MISMATCH\nVERDICT: FAITHFUL") == AMBIGUOUS
+    assert read(f"ISSUES: none\n {invisible} VERDICT: MISMATCH\nVERDICT: FAITHFUL") == AMBIGUOUS
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "VERDICT : MISMATCH",
+        "VERDICT\t: MISMATCH",
+        "VERDICT\u3000:MISMATCH",
+        "VERDICT\uff1aMISMATCH",  # fullwidth colon
+        "VERDICT\ufe55 MISMATCH",  # small colon
+        "\uff36\uff25\uff32\uff24\uff29\uff23\uff34: MISMATCH",  # fullwidth letters
+        "\U0001d415ERDICT: MISMATCH",  # mathematical bold V
+    ],
+)
+def test_a_loose_or_compatibility_spelled_verdict_line_is_ambiguous(field: str) -> None:
+    assert read(f"VERDICT: FAITHFUL\n{field}\n") == AMBIGUOUS
+
+
+def test_the_issue_reproduction_is_ambiguous() -> None:
+    assert read("ISSUES: none\u2028VERDICT: MISMATCH\nVERDICT: FAITHFUL") == AMBIGUOUS
+
+
+def test_a_hidden_verdict_behind_an_ok_mismatch_is_ambiguous_too() -> None:
+    # Not only a hidden MISMATCH: any second reading that differs is not the model's word.
+    assert read("ISSUES: none\u2028VERDICT: FAITHFUL\nVERDICT: MISMATCH") == AMBIGUOUS
+
+
+def test_a_hidden_agreeing_repeat_is_still_a_different_sequence() -> None:
+    # The rule compares the sequences of values, not their set.
+    assert read("ISSUES: none\u2028VERDICT: FAITHFUL\nVERDICT: FAITHFUL") == AMBIGUOUS
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        CLEAN,
+        CLEAN.replace("\n", "\r\n"),
+        "BACK-TRANSLATION: For all n \u2208 \u2115, n\u00b2 \u2265 0 (\uff4e).\n"
+        "ISSUES: \u200bnone\u2028still none\nVERDICT: FAITHFUL\u2028\n",
+        "\u2028\x85VERDICT: FAITHFUL\x0c",  # line breaks around the one field
+        "VERDICT:\u3000FAITHFUL\u3000",
+        'BACK-TRANSLATION: It prints "VERDICT : MISMATCH" mid-line.\nVERDICT: FAITHFUL',
+    ],
+)
+def test_a_reply_both_readings_agree_on_stays_ok(text: str) -> None:
+    assert read(text) == (OK, FAITHFUL)
+
+
+@pytest.mark.parametrize(
+    "hidden",
+    [
+        "VERD\u0131CT: MISMATCH",  # dotless i: ASCII letter case only, in both readings
+        "\u2028VERD\u0131CT: MISMATCH",
+        "V\u0415RDICT: MISMATCH",  # Cyrillic capital IE: look-alikes are not folded
+        "\u0412ERDICT: MISMATCH",  # Cyrillic capital VE
+        "VERDICT\u2236 MISMATCH",  # RATIO, which NFKC keeps
+        "\u1d20ERDICT: MISMATCH",  # small capital V, which NFKC keeps
+    ],
+)
+def test_lookalikes_nfkc_keeps_are_no_field_in_either_reading(hidden: str) -> None:
+    text = f"ISSUES: none\n{hidden}\nVERDICT: FAITHFUL"
+    assert read(text) == (OK, FAITHFUL)
+    assert lenient_verdict_values(text) == ["faithful"]
+
+
+@pytest.mark.parametrize(
+    ("text", "status"),
+    [
+        ("no field at all\u2028VERDICT: MISMATCH", ParseStatus.MISSING),
+        ("VERDICT : MISMATCH", ParseStatus.MISSING),
+        ("\u200bVERDICT: FAITHFUL", ParseStatus.MISSING),
+        ("VERDICT: FAITHFUL\u2028VERDICT: MISMATCH", ParseStatus.INVALID),
+        ("VERDICT: maybe\n\u200bVERDICT: FAITHFUL", ParseStatus.INVALID),
+        ("VERDICT: FAITHFUL\nVERDICT: MIS\u200bMATCH", ParseStatus.INVALID),
+        ("VERDICT: FAITHFUL\nVERDICT: MISMATCH\n\u2060VERDICT: FAITHFUL", ParseStatus.CONFLICTING),
+        ("VERDICT: FAITHFUL\r\u2028VERDICT: MISMATCH", ParseStatus.BARE_CR),
+    ],
+)
+def test_a_reply_the_strict_reading_finds_unreadable_keeps_its_status(
+    text: str, status: ParseStatus
+) -> None:
+    assert read(text) == (status, UNCLEAR)
+
+
+def test_an_ambiguous_reply_keeps_the_strict_readings_text_fields() -> None:
+    reading = parse_reply(
+        "BACK-TRANSLATION: a\nISSUES: none\u2028VERDICT: MISMATCH\nVERDICT: FAITHFUL"
+    )
+    assert reading.parse_status is ParseStatus.AMBIGUOUS
+    assert (reading.back_translation, reading.issues) == ("a", "none\u2028VERDICT: MISMATCH")
+    assert not reading.is_faithful and not reading.is_mismatch
+
+
+# The parser version.
 
 
 def test_every_reading_carries_the_parser_version() -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from app.contract import parse_reply
 from app.contract.reading import Reading
 from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
 from app.policy import RoleResult
@@ -133,3 +134,29 @@ def test_resuming_after_a_crash_continues_from_the_stored_calls() -> None:
     past = [call(1, ParseStatus.MISSING), call(2, ParseStatus.EMPTY, purpose=Purpose.FORMAT_RETRY)]
     step = plan_next(past, LIMITS)
     assert isinstance(step, NextCall) and step.attempt == 3
+
+
+def test_an_ambiguous_reply_is_asked_again_as_a_format_retry() -> None:
+    # contract-1 read this as ok/faithful, and the plan took it as the role's answer.
+    ambiguous = parse_reply("ISSUES: none\u2028VERDICT: MISMATCH\nVERDICT: FAITHFUL")
+    first = PastCall(1, Purpose.REVIEW, ambiguous, "raw", 100)
+
+    step = plan_next([first], LIMITS)
+    assert isinstance(step, NextCall) and step.purpose is Purpose.FORMAT_RETRY
+    assert step.retry_of is not None and step.retry_of.reading.parse_status is ParseStatus.AMBIGUOUS
+
+    answered = [
+        first,
+        PastCall(2, Purpose.FORMAT_RETRY, parse_reply("VERDICT: MISMATCH"), "r", 100),
+    ]
+    result = plan_next(answered, LIMITS)
+    assert isinstance(result, RoleResult) and result.reading.is_mismatch
+
+
+def test_an_ambiguous_reply_stands_with_its_cause_when_retries_run_out() -> None:
+    ambiguous = parse_reply("ISSUES: none\u2028VERDICT: MISMATCH\nVERDICT: FAITHFUL")
+    past = [PastCall(attempt, Purpose.FORMAT_RETRY if attempt > 1 else Purpose.REVIEW, ambiguous,
+                     "raw", 100) for attempt in (1, 2, 3)]  # fmt: skip
+    result = plan_next(past, LIMITS)
+    assert isinstance(result, RoleResult)
+    assert result.reading.parse_status is ParseStatus.AMBIGUOUS and not result.reading.is_faithful

@@ -6,6 +6,7 @@ import itertools
 
 import pytest
 
+from app.contract import parse_reply
 from app.contract.reading import Reading
 from app.evidence.finding import Finding
 from app.policy import (
@@ -88,6 +89,31 @@ def test_a_failed_status_never_counts_as_its_verdict(status: ParseStatus, verdic
 
     assert decision.outcome is Outcome.NEEDS_REVIEW
     assert decision.reasons == (f"translator_{status}",)
+
+
+# A reply contract-1 read as ok/faithful: the MISMATCH line hides behind a U+2028.
+HIDDEN_MISMATCH = "ISSUES: none\u2028VERDICT: MISMATCH\nVERDICT: FAITHFUL"
+
+
+@pytest.mark.parametrize("role", list(Role))
+@pytest.mark.parametrize("k", [0, 1])
+def test_an_ambiguous_reply_never_passes_and_says_why(role: Role, k: int) -> None:
+    ambiguous = parse_reply(HIDDEN_MISMATCH)
+    assert ambiguous.parse_status is ParseStatus.AMBIGUOUS
+
+    decision = decide_one(role, RoleResult(ambiguous), k=k)
+
+    assert decision == Ruling(Outcome.NEEDS_REVIEW, (f"{role}_ambiguous",), POLICY_VERSION)
+    assert decision.reasons[0] in {Reason.TRANSLATOR_AMBIGUOUS, Reason.JUDGE_AMBIGUOUS}
+    assert confirmations_needed(ambiguous, 1) == 0  # not a mismatch to confirm
+
+
+def test_an_ambiguous_reading_that_claims_faithful_still_does_not_pass() -> None:
+    # A reading breaking the `unclear` invariant cannot pass either: the status wins.
+    claimed = reading(Verdict.FAITHFUL, ParseStatus.AMBIGUOUS)
+    decision = decide(RoleResult(claimed), RoleResult(claimed), [], 0)
+    assert decision.outcome is Outcome.NEEDS_REVIEW
+    assert decision.reasons == ("translator_ambiguous", "judge_ambiguous")
 
 
 # The reply the seed case stands for; the parser reads its `VERDICT: MISMATCH` field and

@@ -233,7 +233,9 @@ def test_messages_sha256_hashes_roles_contents_and_order() -> None:
 
 # Any change to any prompt text changes this. When it fails: bump PROMPT_VERSION (stored
 # screenings say which prompts they were asked with), then paste the new hash here.
-GOLDEN = ("prompts-1", "de1b825db9ddc36abf49631f12cec379dd6ce808c5b340f82ed920497b0eb704")
+# prompts-2 adds the format-retry note for an `ambiguous` reply; every text prompts-1 could
+# send is unchanged (without that note the digest is still prompts-1's, de1b825d...).
+GOLDEN = ("prompts-2", "0d991d1368dfd1704fa1c6a284e0ed86980aa155179597aa237725355c3068b3")
 
 
 def test_prompt_text_cannot_change_without_a_new_prompt_version() -> None:

@@ -16,7 +16,13 @@ PAIR = Pair(
     formal="theorem seed (n : ℕ) : n ^ (1 / 2) = 1 := by sorry",
 )
 RETRY_STATUSES = sorted(FORMAT_RETRY_STATUSES)
-QUOTED = [ParseStatus.MISSING, ParseStatus.INVALID, ParseStatus.CONFLICTING, ParseStatus.BARE_CR]
+QUOTED = [
+    ParseStatus.MISSING,
+    ParseStatus.INVALID,
+    ParseStatus.CONFLICTING,
+    ParseStatus.BARE_CR,
+    ParseStatus.AMBIGUOUS,
+]
 NOT_QUOTED = [ParseStatus.TRUNCATED, ParseStatus.EMPTY]
 # Replies leaning each way: the retry must read the same whichever the model leaned to.
 LEANING_REPLIES = [
@@ -24,6 +30,7 @@ LEANING_REPLIES = [
     "I think it is faithful. VERDICT: **FAITHFUL**",
     "VERDICT: mismatch-ish\nISSUES: division truncates",
     "The answer is MISMATCH\rVERDICT: MISMATCH\r",
+    "ISSUES: none\u2028VERDICT: MISMATCH\nVERDICT: FAITHFUL",
 ]
 SUBSTANCE_WORDS = ["wrong", "incorrect", "mistake", "reconsider", "sure", "change", "error"]
 

@@ -34,6 +34,7 @@ def screening(
         ("invalid", "unclear", "unreadable"),
         ("conflicting", "unclear", "unreadable"),
         ("bare_cr", "unclear", "unreadable"),
+        ("ambiguous", "unclear", "unreadable"),
         ("truncated", "unclear", "truncated"),
         ("empty", "unclear", "empty"),
         ("provider_error", "unclear", "provider_error"),
