@@ -20,7 +20,7 @@ from app.evidence.nat_division import find_truncating_division
 from app.evidence.shadowed_binder import find_shadowed_binder
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-1"
+EVIDENCE_VERSION = "evidence-2"
 
 CONTRACT_TEXT_IN_INPUT = Check(
     "contract_text_in_input",
