@@ -116,6 +116,7 @@ async def stored_calls(
             Review.back_translation,
             Review.issues,
             Review.parser_version,
+            Review.supplied,
         )
         .where(Review.screening_id.in_(screening_ids))
         .order_by(Review.id)
@@ -123,12 +124,14 @@ async def stored_calls(
     calls: dict[str, list[StoredCall]] = defaultdict(list)
     for row in await session.execute(statement):
         review_id, screening_id, role, attempt, purpose, raw, finish = row[:7]
-        verdict, status, back_translation, issues, version = row[7:]
+        verdict, status, back_translation, issues, version, supplied = row[7:]
         reading = latest.get(review_id) or _reading(
             verdict, status, back_translation, issues, version
         )
         calls[screening_id].append(
-            StoredCall(review_id, Role(role), attempt, Purpose(purpose), raw, finish, reading)
+            StoredCall(
+                review_id, Role(role), attempt, Purpose(purpose), raw, finish, reading, supplied
+            )
         )
     return calls
 
