@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.db.engine import create_engine, make_session_factory
 from app.llm.client import LLMClient
 from app.pipeline.screening import ScreeningPipeline
-from app.settings import Settings
+from app.settings import Settings, mask_url_credentials
 from app.vocabulary import Role
 from app.worker.failures import FailurePolicy
 from app.worker.runner import Worker
@@ -51,6 +51,18 @@ def build_clients(settings: Settings) -> dict[Role, LLMClient]:
     }
 
 
+def _log_configuration(settings: Settings) -> None:
+    """Where this process stores and calls, credentials masked: what an operator checks first."""
+    log.info("database: %s", mask_url_credentials(settings.database_url))
+    for role in Role:
+        provider = settings.provider(role)
+        if provider.missing(role):
+            log.info("%s: not configured", role.value)
+        else:
+            base_url = mask_url_credentials(provider.base_url or "")
+            log.info("%s: model %s at %s", role.value, provider.model, base_url)
+
+
 def _report_worker_end(task: asyncio.Task[None]) -> None:
     # In `serve` nobody awaits the worker until shutdown: a crash would go unseen while
     # the API keeps queueing work that no one picks up.
@@ -74,6 +86,7 @@ class Runtime:
         engine = create_engine(settings.database_url)
         sessions = make_session_factory(engine)
         clients = build_clients(settings)
+        _log_configuration(settings)
         runtime = cls(settings, engine, sessions, clients)
         if with_worker:
             runtime.pipeline = ScreeningPipeline(sessions, clients, settings)

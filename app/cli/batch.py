@@ -42,7 +42,7 @@ from app.intake.batches import BatchBody, BatchRejected, submit_batch
 from app.models.batch import Batch
 from app.repositories import batches
 from app.runtime import Runtime
-from app.settings import Settings, get_settings
+from app.settings import Settings, get_settings, mask_credentials_in_text
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
@@ -208,15 +208,17 @@ def _request(client: httpx2.Client, method: str, path: str, **kwargs: Any) -> ht
         return client.request(method, path, **kwargs)
     except httpx2.UnsupportedProtocol as error:
         message = f"--server {client.base_url}: give a URL like http://host:8000"
-        raise CommandFailed(message) from error
+        raise CommandFailed(mask_credentials_in_text(message)) from error
     except httpx2.TransportError as error:
         raise _unreachable(client, error) from error
 
 
 def _unreachable(client: httpx2.Client, error: Exception) -> CommandFailed:
+    # The URL (and the error's text, which may quote it) may carry user info.
+    message = mask_credentials_in_text(f"{client.base_url} ({type(error).__name__}: {error})")
     return CommandFailed(
-        f"cannot reach the server at {client.base_url} ({type(error).__name__}: {error}); "
-        "is `faithscreen serve` running there? Check --server."
+        f"cannot reach the server at {message}; is `faithscreen serve` running there? "
+        "Check --server."
     )
 
 

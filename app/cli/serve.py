@@ -45,6 +45,9 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
         # lifespan stops the worker within FAITHSCREEN_SHUTDOWN_GRACE_SECONDS.
         timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
         log_level="info",
+        # uvicorn's own lines go through the root handler too: the format chosen above,
+        # and URL credentials masked (its access lines show query strings).
+        log_config=None,
     )
 
 

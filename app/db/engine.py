@@ -32,7 +32,11 @@ POSTGRES_CONNECT_TIMEOUT_SECONDS = 5
 def _split(url: str) -> tuple[str, str]:
     scheme, sep, rest = url.partition("://")
     if not sep or not scheme:
-        raise ValueError(f"not a database URL: {url!r}")
+        # Not the value itself: a URL this malformed may still hold a password.
+        raise ValueError(
+            "not a database URL: expected scheme://..., such as sqlite:///faithscreen.db "
+            "or postgresql://user:password@host:5432/db"
+        )
     return scheme, rest
 
 

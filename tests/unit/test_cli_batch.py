@@ -94,6 +94,14 @@ def test_submit_says_when_the_server_cannot_be_reached(tmp_path: Path) -> None:
     assert "faithscreen serve" in stderr
 
 
+def test_an_unreachable_server_url_is_shown_without_its_credentials(tmp_path: Path) -> None:
+    url = f"http://reviewer:pw-secret@127.0.0.1:{free_port()}/?token=tok-secret"
+    code, _, stderr = run("submit", str(pairs(tmp_path, json.dumps(REQUEST))), "--server", url)
+    assert code == EXIT_FAILURE
+    assert "cannot reach the server at http://reviewer:***@127.0.0.1:" in stderr
+    assert "pw-secret" not in stderr and "tok-secret" not in stderr
+
+
 def test_submit_says_how_to_write_the_server_url(tmp_path: Path) -> None:
     file = pairs(tmp_path, json.dumps(REQUEST))
     code, _, stderr = run("submit", str(file), "--server", "127.0.0.1:8000")

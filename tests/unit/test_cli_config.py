@@ -65,6 +65,25 @@ def test_config_masks_every_secret() -> None:
     assert shown["judge"]["api_key"] is None  # unset: says so, rather than a mask
 
 
+def test_config_masks_credentials_in_every_url() -> None:
+    env = ENV | {
+        "FAITHSCREEN_DATABASE_URL": (
+            "postgresql://app@db.internal/fs?Password=pw-secret&sslmode=verify-full"
+            "&sslpassword=ssl-secret"
+        ),
+        "FAITHSCREEN_TRANSLATOR_BASE_URL": "https://gw.example/openai/v1?api-key=gw-secret",
+        "FAITHSCREEN_JUDGE_BASE_URL": "https://user:basic-secret@llm.internal/v1?KEY=k-secret",
+    }
+    text, shown = config(env)
+    for secret in ("pw-secret", "ssl-secret", "gw-secret", "basic-secret", "k-secret"):
+        assert secret not in text
+    assert shown["database_url"] == (
+        "postgresql://app@db.internal/fs?Password=***&sslmode=verify-full&sslpassword=***"
+    )
+    assert shown["translator"]["base_url"] == "https://gw.example/openai/v1?api-key=***"
+    assert shown["judge"]["base_url"] == "https://user:***@llm.internal/v1?KEY=***"
+
+
 def test_config_with_nothing_set_shows_the_defaults() -> None:
     _, shown = config({})
     assert shown["database_url"] == "sqlite:///faithscreen.db"

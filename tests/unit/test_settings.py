@@ -8,7 +8,12 @@ from typing import Any
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from app.settings import DEFAULT_DATABASE_URL, Settings, mask_url_password
+from app.settings import (
+    DEFAULT_DATABASE_URL,
+    Settings,
+    mask_credentials_in_text,
+    mask_url_credentials,
+)
 from app.vocabulary import Role
 
 
@@ -133,4 +138,66 @@ def test_masked_hides_every_secret(monkeypatch: pytest.MonkeyPatch) -> None:
     ],
 )
 def test_a_database_url_password_is_masked(url: str, masked: str) -> None:
-    assert mask_url_password(url) == masked
+    assert mask_url_credentials(url) == masked
+
+
+@pytest.mark.parametrize(
+    ("url", "masked"),
+    [
+        ("https://user:pw@gateway.example/v1", "https://user:***@gateway.example/v1"),
+        # A user info with no password is a token there (https://KEY@host), not a name.
+        ("https://sk-live-abc123@gateway.example/v1", "https://***@gateway.example/v1"),
+        ("postgresql+psycopg://app@db/fs", "postgresql+psycopg://app@db/fs"),
+        ("https://api.example/v1", "https://api.example/v1"),
+    ],
+)
+def test_user_info_is_masked(url: str, masked: str) -> None:
+    assert mask_url_credentials(url) == masked
+
+
+CREDENTIAL_NAMES = ["api-key", "key", "token", "password", "sslpassword"]
+
+
+@pytest.mark.parametrize("name", [*CREDENTIAL_NAMES, *(n.upper() for n in CREDENTIAL_NAMES)])
+@pytest.mark.parametrize("position", ["first", "middle", "last"])
+def test_each_credential_parameter_is_masked_in_any_case(name: str, position: str) -> None:
+    parameters = {
+        "first": f"?{name}=s3cret&sslmode=require",
+        "middle": f"?sslmode=require&{name}=s3cret&x=1",
+        "last": f"?sslmode=require&{name}=s3cret",
+    }[position]
+    masked = mask_url_credentials(f"https://gw.example/v1{parameters}")
+    assert "s3cret" not in masked
+    assert f"{name}=***" in masked and "sslmode=require" in masked
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "https://gw.example/v1?Api-Key=s3cret",
+        "https://gw.example/v1?api%2Dkey=s3cret",  # a percent-encoded name is the same name
+        "https://gw.example/v1?access_token=s3cret#top",
+        "postgresql://app:pw@db/fs?sslpassword=s3cret&password=s3cret",
+    ],
+)
+def test_credential_parameters_are_masked_however_written(url: str) -> None:
+    assert "s3cret" not in mask_url_credentials(url)
+
+
+def test_other_parameters_are_kept() -> None:
+    url = "https://gw.example/v1?keyword=k&monkey=m&tokens=t&sslmode=require"
+    assert mask_url_credentials(url) == url
+
+
+def test_urls_in_free_text_are_masked_and_the_rest_kept() -> None:
+    text = (
+        "could not connect to 'postgresql://app:pg-s3cret@db:5432/fs?sslpassword=ssl-s3cret', "
+        'then "GET /v1/x?token=tok-s3cret HTTP/1.1" 200 via https://k-s3cret@gw.example/v1'
+    )
+    masked = mask_credentials_in_text(text)
+    assert "s3cret" not in masked
+    # A value runs to the next space, & or #: a quote after it goes too (the safe side).
+    assert "'postgresql://app:***@db:5432/fs?sslpassword=*** then" in masked
+    assert '"GET /v1/x?token=*** HTTP/1.1" 200' in masked
+    assert masked.endswith("via https://***@gw.example/v1")
+    assert mask_credentials_in_text("nothing to hide here") == "nothing to hide here"
