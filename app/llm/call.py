@@ -16,6 +16,7 @@ class CallResult:
     the final attempt (None when it got no response). `error` is set, and the reply
     fields are None, when the call failed; it starts with the kind of failure:
     "HTTP 500", "timeout", "connection error", "protocol error" or "malformed body".
+    A failed call's `raw_body` and `error` have credentials redacted (app/llm/redaction.py).
     """
 
     content: str | None

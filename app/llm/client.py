@@ -3,6 +3,7 @@
 `complete()` never raises for an ordinary failed call: it returns a `CallResult` whose
 `error` says what went wrong. It raises only `ProviderBackoff`, when the provider asks
 for a longer pause than one call should hold a slot for. It never touches the database.
+A failed call's body and error text come back with credentials redacted (redaction.py).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import httpx2
 from app.llm.body import Completion, MalformedBody, read_completion
 from app.llm.call import CallResult
 from app.llm.errors import ProviderBackoff
+from app.llm.redaction import redact
 from app.llm.retry import (
     MAX_WAIT_SECONDS,
     backoff_delay,
@@ -84,6 +86,8 @@ class LLMClient:
             raise ValueError("an LLM client needs the provider's base_url and model")
         self._settings = settings
         self._model = settings.model
+        # What a failed call's body or error must never show.
+        self._secrets = (settings.api_key.get_secret_value(),) if settings.api_key else ()
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
         self._slots = asyncio.Semaphore(concurrency)
         self._pool_sizes = _pool_sizes(concurrency)
@@ -129,7 +133,7 @@ class LLMClient:
             started = time.monotonic()
             attempt, attempts = await self._attempts(payload)
             latency_ms = round((time.monotonic() - started) * 1000)
-        return _call_result(attempt, attempts, asked, latency_ms)
+        return _call_result(attempt, attempts, asked, latency_ms, self._secrets)
 
     async def aclose(self) -> None:
         for pool in self._pools:
@@ -206,7 +210,7 @@ class LLMClient:
             return _failure("connection error", _describe(exc), retryable=True)
         except httpx2.HTTPError as exc:  # a local protocol error, an unsupported scheme...
             return _failure("protocol error", _describe(exc), retryable=False)
-        return _read_response(response)
+        return _read_response(response, self._secrets)
 
     async def _post(self, payload: dict[str, Any]) -> httpx2.Response:
         """POST on the pool with the most free connections. One always has one: this call
@@ -264,17 +268,21 @@ def _http_client(
     )
 
 
-def _read_response(response: httpx2.Response) -> _Attempt:
+def _read_response(response: httpx2.Response, secrets: tuple[str, ...]) -> _Attempt:
     status, text = response.status_code, response.text
     if not 200 <= status <= 299:
         retryable = is_retryable_status(status)
         wait = retry_after_seconds(response.headers) if retryable else None
+        # Redacted whole before the excerpt is cut: a key across the cut would show half.
+        text = redact(text, secrets)
         return _Attempt(status, text, None, f"HTTP {status}", _excerpt(text), retryable, wait)
     try:
+        # A reply is kept as sent: its content is stored byte for byte, and read again.
         return _Attempt(status, text, read_completion(text))
     except MalformedBody as exc:
         # Not retried: the provider did answer, and a gateway that garbles a body does so
         # again; the pipeline records a provider_error and the pair goes to a person.
+        text = redact(text, secrets)
         return _Attempt(status, text, None, "malformed body", f"{exc}; body: {_excerpt(text)}")
 
 
@@ -291,8 +299,11 @@ def _excerpt(text: str) -> str:
     return text if len(text) <= _EXCERPT_CHARS else text[:_EXCERPT_CHARS] + "..."
 
 
-def _call_result(attempt: _Attempt, attempts: int, max_tokens: int, latency_ms: int) -> CallResult:
+def _call_result(
+    attempt: _Attempt, attempts: int, max_tokens: int, latency_ms: int, secrets: tuple[str, ...]
+) -> CallResult:
     reply = attempt.completion
+    error = attempt.error(attempts)
     return CallResult(
         content=reply.content if reply else None,
         finish_reason=reply.finish_reason if reply else None,
@@ -302,7 +313,8 @@ def _call_result(attempt: _Attempt, attempts: int, max_tokens: int, latency_ms: 
         http_status=attempt.status,
         latency_ms=latency_ms,
         raw_body=attempt.raw_body,
-        error=attempt.error(attempts),
+        # A transport error's text may quote the URL, or whatever a proxy said.
+        error=redact(error, secrets) if error is not None else None,
         attempts=attempts,
         max_tokens=max_tokens,
     )
