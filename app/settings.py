@@ -6,12 +6,13 @@ change the environment first.
 
 from __future__ import annotations
 
+import ipaddress
 import re
 from functools import lru_cache
 from typing import Any, Literal
 from urllib.parse import unquote_plus
 
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 from app.vocabulary import Role
@@ -82,6 +83,30 @@ class Settings(BaseSettings):
     # ---- Operations (issue 6) ----
     # "json": one JSON object per log line (time, level, logger, message, ids) for collectors.
     log_format: Literal["text", "json"] = "text"
+    # ---- Review pages behind a proxy ----
+    # The review pages' cookies carry Secure: "auto" on a request that came over https (as
+    # uvicorn sees it, trusting X-Forwarded-Proto only from FAITHSCREEN_FORWARDED_ALLOW_IPS),
+    # "always" on every response (for a TLS proxy `serve` cannot tell from a client).
+    cookie_secure: Literal["auto", "always"] = "auto"
+    # The proxies whose X-Forwarded-Proto and X-Forwarded-For `serve` believes: addresses or
+    # networks, comma-separated, or "*" for any (uvicorn's forwarded_allow_ips and default).
+    forwarded_allow_ips: str = "127.0.0.1,::1"
+    # How long a sign-in to the review pages lasts; signing out or revoking the key ends it.
+    review_session_seconds: float = Field(default=12 * 3600.0, gt=0)
+
+    @field_validator("forwarded_allow_ips")
+    @classmethod
+    def _addresses_or_networks(cls, value: str) -> str:
+        # uvicorn silently treats a mistyped entry as a name no client has: refuse it here.
+        entries = [entry.strip() for entry in value.split(",")]
+        if entries == ["*"]:
+            return value
+        for entry in entries:
+            try:
+                ipaddress.ip_network(entry, strict=False)
+            except ValueError:
+                raise ValueError(f"{entry!r} is not an IP address or network (or '*')") from None
+        return value
 
     def provider(self, role: Role) -> ProviderSettings:
         return self.translator if role is Role.TRANSLATOR else self.judge

@@ -13,7 +13,7 @@ from app.auth.keys import generate_key, hash_key, key_prefix, well_formed
 from app.auth.principal import ANONYMOUS, AccessRole, Principal
 from app.errors import AppError, NotFound
 from app.models.api_key import ApiKey
-from app.repositories import api_keys
+from app.repositories import api_keys, web_sessions
 
 # Key names are recorded as the actor of decisions and shown in lists: short, no spaces.
 NAME_PATTERN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._@+-]{0,99}")
@@ -69,22 +69,35 @@ async def list_keys(session: AsyncSession) -> list[ApiKey]:
 
 
 async def revoke_key(session: AsyncSession, name: str) -> ApiKey:
-    """Revoke the named key (a revoked key stays revoked); 404 for an unknown name."""
+    """Revoke the named key (a revoked key stays revoked) and end its review-page
+    sessions; 404 for an unknown name."""
     if not NAME_PATTERN.fullmatch(name):
         raise NotFound("key", repr(name))
     await api_keys.revoke(session, name)
-    return await _named(session, name)
+    record = await _named(session, name)
+    await web_sessions.remove_for_key(session, record.id)
+    return record
 
 
 async def principal_for(
     session: AsyncSession, key: str, *, now: datetime | None = None
 ) -> Principal | None:
     """The Principal of an unrevoked key; None for anything else."""
+    record = await active_key(session, key)
+    return None if record is None else await acting_as(session, record, now=now)
+
+
+async def active_key(session: AsyncSession, key: str) -> ApiKey | None:
+    """The stored, unrevoked key `key` is; None for anything else."""
     if not well_formed(key):
         return None
-    record = await api_keys.find_active(session, hash_key(key))
-    if record is None:
-        return None
+    return await api_keys.find_active(session, hash_key(key))
+
+
+async def acting_as(
+    session: AsyncSession, record: ApiKey, *, now: datetime | None = None
+) -> Principal:
+    """The Principal of an active key found for this request, its use noted."""
     await api_keys.touch(session, record, now=now)
     return Principal(record.name, AccessRole(record.role))
 

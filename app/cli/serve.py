@@ -44,6 +44,8 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
         # SIGTERM: stop taking requests, finish open ones within this bound, then the
         # lifespan stops the worker within FAITHSCREEN_SHUTDOWN_GRACE_SECONDS.
         timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
+        # X-Forwarded-Proto (https, so Secure cookies and HSTS) only from these proxies.
+        forwarded_allow_ips=settings.forwarded_allow_ips,
         log_level="info",
         # uvicorn's own lines go through the root handler too: the format chosen above,
         # and URL credentials masked (its access lines show query strings).

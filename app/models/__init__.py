@@ -10,6 +10,7 @@ from app.models.queue_item import QueueItem
 from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, RulingRow
 from app.models.review import Review, ReviewIsAppendOnly
 from app.models.screening import Screening
+from app.models.web_session import WebSession
 
 metadata = Base.metadata
 
@@ -30,5 +31,6 @@ __all__ = [
     "ReviewIsAppendOnly",
     "RulingRow",
     "Screening",
+    "WebSession",
     "metadata",
 ]

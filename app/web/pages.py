@@ -19,7 +19,7 @@ from starlette.templating import Jinja2Templates
 from app.auth.principal import Principal
 from app.errors import AppError
 from app.web.presentation import describe_reason, reading_of, when
-from app.web.session import BrowserSession, forget_key, keep_seed, read_session
+from app.web.session import BrowserSession, forget_session, keep_seed, read_session
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
 templates.env.globals.update(when=when, reading_of=reading_of, describe_reason=describe_reason)
@@ -61,7 +61,8 @@ class PageProblem(Exception):
 
 
 class SignInNeeded(Exception):
-    """No usable key: none in the cookie, or one that is unknown or revoked."""
+    """No usable sign-in: no session cookie, or one whose session ended or whose key was
+    revoked."""
 
     def __init__(self, message: str | None = None) -> None:
         super().__init__(message or "")
@@ -126,8 +127,7 @@ async def _on_page_problem(request: Request, problem: PageProblem) -> Response:
 async def _on_sign_in_needed(request: Request, problem: SignInNeeded) -> Response:
     browser = read_session(request)
     response = sign_in_page(request, browser, error=problem.message, status_code=401)
-    if browser.key is not None:
-        forget_key(response, request)
+    forget_session(response, request)
     return response
 
 

@@ -23,13 +23,18 @@ from starlette.responses import RedirectResponse, Response
 
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.queue_schemas import DecisionRequest, QueueItemOut, QueuePageOut, ReopenRequest
-from app.auth.principal import AccessRole
 from app.errors import AppError, NotFound
 from app.models.queue_item import QueueStatus
 from app.policy import Reason
 from app.review_queue import service
 from app.review_queue.service import QueueFilters
-from app.web.access import NOT_A_KEY, BrowserDep, ReviewerDep, principal_of_key
+from app.web.access import (
+    NOT_A_KEY,
+    BrowserDep,
+    ReviewerDep,
+    end_session,
+    start_session,
+)
 from app.web.item_view import item_context
 from app.web.pages import (
     PageProblem,
@@ -40,7 +45,8 @@ from app.web.pages import (
     sign_in_page,
 )
 from app.web.queue_filters import filters_from, page_links
-from app.web.session import BrowserSession, checked_form, forget_key, keep_key
+from app.web.session import BrowserSession, checked_form, forget_session, keep_signed_in
+from app.web.transport_security import StrictTransportSecurity
 
 router = APIRouter(prefix="/review", include_in_schema=False)
 Body = TypeVar("Body", DecisionRequest, ReopenRequest)
@@ -58,9 +64,11 @@ SUBMITTER_REFUSED = (
 
 
 def install_review_pages(app: FastAPI) -> None:
-    """The one call create_app makes: the routes and their HTML error pages."""
+    """The one call create_app makes: the routes, their HTML error pages, and HSTS on
+    https responses (a browser, which is what heeds it, comes for these pages)."""
     install_page_handlers(app)
     app.include_router(router)
+    app.add_middleware(StrictTransportSecurity)
 
 
 @contextmanager
@@ -106,20 +114,21 @@ async def sign_in_form(request: Request, runtime: RuntimeDep, browser: BrowserDe
 async def sign_in(request: Request, runtime: RuntimeDep, browser: BrowserDep) -> Response:
     form = await guarded_form(request, browser)
     key, next_url = form.get("key", "").strip(), form.get("next")
-    principal = await principal_of_key(runtime, key) if key else None
-    if principal is None or not principal.allows(AccessRole.REVIEWER):
-        error, status = (NOT_A_KEY, 401) if principal is None else (SUBMITTER_REFUSED, 403)
+    signed = await start_session(runtime, key, replacing=browser.token)
+    if signed.token is None:
+        error, status = (NOT_A_KEY, 401) if signed.principal is None else (SUBMITTER_REFUSED, 403)
         return sign_in_page(request, browser, error=error, status_code=status, next_url=next_url)
     response = RedirectResponse(safe_next(next_url), status_code=303)
-    keep_key(response, request, key)
+    keep_signed_in(response, request, signed.token)
     return response
 
 
 @router.post("/sign-out")
-async def sign_out(request: Request, browser: BrowserDep) -> Response:
+async def sign_out(request: Request, runtime: RuntimeDep, browser: BrowserDep) -> Response:
     await guarded_form(request, browser)
+    await end_session(runtime, browser.token)
     response = RedirectResponse("/review/sign-in", status_code=303)
-    forget_key(response, request)
+    forget_session(response, request)
     return response
 
 

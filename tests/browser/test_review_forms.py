@@ -1,6 +1,6 @@
 """The review pages over plain HTTP against a real `faithscreen serve`: CSRF on every form
-post, the cookies' attributes, signing out, revoked keys, auth off, readable error pages,
-filters and paging. No browser needed."""
+post, the cookies' attributes (Secure and HSTS behind a trusted proxy only), signing out,
+revoked keys, auth off, readable error pages, filters and paging. No browser needed."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from pathlib import Path
 import httpx2
 import pytest
 
-from app.web.session import CSRF_COOKIE, KEY_COOKIE
+from app.web.session import CSRF_COOKIE, SESSION_COOKIE
 from tests.browser.conftest import ReviewSite, pair_body, run_cli
 from tests.support.serve_process import ServeProcess
 
@@ -84,7 +84,7 @@ def test_sign_in_itself_needs_the_token(site: ReviewSite) -> None:
         client.get("/review/sign-in")
         refused = client.post("/review/sign-in", data={"key": site.alice, "next": "/review"})
         assert refused.status_code == 403
-        assert KEY_COOKIE not in refused.headers.get("set-cookie", "")
+        assert SESSION_COOKIE not in refused.headers.get("set-cookie", "")
 
 
 def test_signing_in_as_someone_else_voids_the_forms_shown_before(site: ReviewSite) -> None:
@@ -107,31 +107,55 @@ def test_the_cookies_are_httponly_samesite_strict_and_scoped_to_the_pages(
         form = client.get("/review/sign-in")
         body = {"key": site.alice, "csrf_token": token_on(form), "next": "/review"}
         signed = client.post("/review/sign-in", data=body)
-        for response, name in ((form, CSRF_COOKIE), (signed, KEY_COOKIE)):
+        for response, name in ((form, CSRF_COOKIE), (signed, SESSION_COOKIE)):
             header = cookie_header(response, name)
             attributes = {part.strip().lower() for part in header.split(";")[1:]}
             assert {"httponly", "path=/review", "samesite=strict"} <= attributes
             assert "secure" not in attributes  # plain http on loopback
+            assert "strict-transport-security" not in response.headers
 
 
-def test_the_key_cookie_is_secure_when_the_request_came_over_https(site: ReviewSite) -> None:
-    # uvicorn trusts X-Forwarded-Proto from 127.0.0.1 (its default forwarded_allow_ips).
-    with browser(site) as client:
+def sign_in_via_proxy(base_url: str, key: str) -> httpx2.Response:
+    """A sign-in whose requests say they came over https, from 127.0.0.1."""
+    https = {"X-Forwarded-Proto": "https"}
+    with httpx2.Client(base_url=base_url, timeout=30, headers=https) as client:
         form = client.get("/review/sign-in")
-        body = {"key": site.alice, "csrf_token": token_on(form), "next": "/review"}
-        response = client.post("/review/sign-in", data=body, headers={"X-Forwarded-Proto": "https"})
-        assert response.status_code == 303
-        assert "secure" in cookie_header(response, KEY_COOKIE).lower().split("; ")
+        body = {"key": key, "csrf_token": token_on(form), "next": "/review"}
+        # The seed cookie is Secure now: an http client would not send it back by itself.
+        seed = {"Cookie": f"{CSRF_COOKIE}={form.cookies[CSRF_COOKIE]}"}
+        response = client.post("/review/sign-in", data=body, headers=seed)
+        assert response.status_code == 303, response.text
+        return response
 
 
-def test_sign_out_clears_the_key(site: ReviewSite) -> None:
+def test_over_https_from_a_trusted_proxy_cookies_are_secure_with_hsts(site: ReviewSite) -> None:
+    # FAITHSCREEN_FORWARDED_ALLOW_IPS defaults to 127.0.0.1,::1, as uvicorn's does.
+    response = sign_in_via_proxy(site.base_url, site.alice)
+    assert "secure" in cookie_header(response, SESSION_COOKIE).lower().split("; ")
+    assert response.headers["strict-transport-security"] == "max-age=31536000"
+
+
+def test_x_forwarded_proto_from_an_untrusted_address_is_ignored(
+    site: ReviewSite, tmp_path: Path
+) -> None:
+    env = {"FAITHSCREEN_AUTH": "on", "FAITHSCREEN_FORWARDED_ALLOW_IPS": "192.0.2.1"}
+    server = ServeProcess(site.database_url, env, tmp_path / "untrusted.log")
+    try:
+        response = sign_in_via_proxy(server.base_url, site.alice)
+    finally:
+        server.kill()
+    assert "secure" not in cookie_header(response, SESSION_COOKIE).lower().split("; ")
+    assert "strict-transport-security" not in response.headers
+
+
+def test_sign_out_ends_the_session(site: ReviewSite) -> None:
     with browser(site) as client:
         signed_in(client, site.alice)
         queue = client.get("/review")
         assert queue.status_code == 200
         out = client.post("/review/sign-out", data={"csrf_token": token_on(queue)})
         assert out.status_code == 303 and out.headers["location"] == "/review/sign-in"
-        assert re.search(r"max-age=0", cookie_header(out, KEY_COOKIE), re.IGNORECASE)
+        assert re.search(r"max-age=0", cookie_header(out, SESSION_COOKIE), re.IGNORECASE)
         after = client.get("/review")
         assert after.status_code == 401 and 'name="key"' in after.text
 
@@ -146,14 +170,19 @@ def test_a_revoked_key_is_refused_on_the_next_page(site: ReviewSite) -> None:
         assert "no longer valid" in refused.text
 
 
-def test_a_submitter_key_in_the_cookie_gets_a_readable_403(site: ReviewSite) -> None:
+def test_a_submitter_key_gets_a_readable_403_and_no_session(site: ReviewSite) -> None:
     submitter = site.make_key("submitter", "sub")
     with browser(site) as client:
-        client.cookies.set(KEY_COOKIE, submitter, path="/review")
-        page = client.get("/review")
+        form = client.get("/review/sign-in")
+        body = {"key": submitter, "csrf_token": token_on(form), "next": "/review"}
+        page = client.post("/review/sign-in", data=body)
         assert page.status_code == 403
         assert page.headers["content-type"].startswith("text/html")
-        assert "submitter role: the review pages need a reviewer or admin key" in page.text
+        assert "A submitter key cannot use the review pages" in page.text
+        assert SESSION_COOKIE not in page.headers.get("set-cookie", "")
+        # Nor does the key itself in the cookie sign anyone in: the cookie names a session.
+        client.cookies.set(SESSION_COOKIE, site.alice, path="/review")
+        assert client.get("/review").status_code == 401
 
 
 # ---- Pages ----------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ What only an engine can show (the build, the containers talking) is not tested h
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shlex
@@ -143,6 +144,19 @@ def test_api_and_worker_get_every_setting(services: dict[str, Any]) -> None:
         passed_through = {key for key, value in env.items() if value is None}
         # Provider settings come from the host; none is fixed in the file.
         assert {n for n in env if "_TRANSLATOR_" in n or "_JUDGE_" in n} <= passed_through
+
+
+def test_the_api_believes_forwarded_headers_only_from_private_networks(
+    services: dict[str, Any],
+) -> None:
+    """Secure cookies and HSTS follow X-Forwarded-Proto from the TLS proxy, which reaches
+    the container from a Docker (private) network; a client elsewhere is not believed."""
+    value = environment(services["api"])["FAITHSCREEN_FORWARDED_ALLOW_IPS"]
+    default = re.fullmatch(r"\$\{FAITHSCREEN_FORWARDED_ALLOW_IPS:-(.+)\}", value or "")
+    assert default, f"compose must set it (overridable from the shell): {value!r}"
+    allowed = Settings(forwarded_allow_ips=default.group(1)).forwarded_allow_ips
+    networks = [ipaddress.ip_network(entry.strip()) for entry in allowed.split(",")]
+    assert networks and all(network.is_private for network in networks), networks
 
 
 def test_the_database_url_names_the_postgres_service(services: dict[str, Any]) -> None:
