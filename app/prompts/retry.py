@@ -50,10 +50,10 @@ RETRY_NOTES: Mapping[ParseStatus, RetryNote] = {
         quote_reply=True,
     ),
     ParseStatus.AMBIGUOUS: RetryNote(
-        "It could be read in more than one way: a line was broken by a character other "
-        "than a newline, or a field name held invisible or unusual characters. End every "
-        "line with a newline, and write each field name in plain letters directly followed "
-        "by a colon.",
+        "Its lines and field names can be read in more than one way: a line was broken by "
+        "a character other than a newline, or a field name held invisible or unusual "
+        "characters. End every line with a newline, and write each field name in plain "
+        "letters directly followed by a colon.",
         quote_reply=True,
     ),
     ParseStatus.TRUNCATED: RetryNote(

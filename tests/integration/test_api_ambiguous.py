@@ -69,7 +69,7 @@ async def test_a_provider_reply_with_a_hidden_verdict_is_asked_again_for_its_for
         (2, "format_retry", "ok"),
     ]
     retry = [r for r in scripted_openai.requests if r.model == TRANSLATOR_MODEL][1]
-    assert "could be read in more than one way" in retry.text
+    assert "can be read in more than one way" in retry.text
     assert HIDDEN.rstrip("\n") in retry.text  # the reply is quoted as data, as it was
 
 

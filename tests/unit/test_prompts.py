@@ -235,7 +235,7 @@ def test_messages_sha256_hashes_roles_contents_and_order() -> None:
 # screenings say which prompts they were asked with), then paste the new hash here.
 # prompts-2 adds the format-retry note for an `ambiguous` reply; every text prompts-1 could
 # send is unchanged (without that note the digest is still prompts-1's, de1b825d...).
-GOLDEN = ("prompts-2", "0d991d1368dfd1704fa1c6a284e0ed86980aa155179597aa237725355c3068b3")
+GOLDEN = ("prompts-2", "ed2bef85a71bc5d64bafa4ce91c18dad111682799e839aedfc54ebe4d7567993")
 
 
 def test_prompt_text_cannot_change_without_a_new_prompt_version() -> None:
