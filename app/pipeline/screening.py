@@ -9,8 +9,10 @@ while this worker still holds the job's lease.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
@@ -126,7 +128,12 @@ class ScreeningPipeline:
         if client is None:
             missing = ", ".join(self._settings.provider(role).missing(role))
             return CallResult.not_sent(f"no provider configured for {role.value}: set {missing}")
-        return await client.complete(messages, max_tokens=max_tokens)
+        result = await client.complete(messages, max_tokens=max_tokens)
+        if result.failed:
+            # Where the call went, so a mistyped base URL is plain from the review alone.
+            where = endpoint_of(self._settings.provider(role).base_url or "")
+            return dataclasses.replace(result, error=f"{result.error} (at {where})")
+        return result
 
     async def _store(self, record: reviews.ReviewRecord) -> None:
         await self._recorder.store(record)
@@ -146,3 +153,16 @@ class ScreeningPipeline:
     async def idle(self) -> None:
         """Until every write handed to the recorder is committed or failed."""
         await self._recorder.idle()
+
+
+def endpoint_of(base_url: str) -> str:
+    """A base URL without its user info and query, which may carry credentials."""
+    parts = urlsplit(base_url)
+    host = parts.hostname or ""
+    if ":" in host:  # an IPv6 address
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:  # not a number: the client could not have sent it anywhere
+        port = ""
+    return parts._replace(netloc=host + port, query="", fragment="").geturl()
