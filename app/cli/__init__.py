@@ -3,7 +3,18 @@
 from __future__ import annotations
 
 # Importing the command modules registers their commands on `cli`.
-from app.cli import batch, config, db, evaluate, keys, parse, report, rescore, serve  # noqa: F401
+from app.cli import (  # noqa: F401
+    batch,
+    config,
+    db,
+    evaluate,
+    keys,
+    parse,
+    providers,
+    report,
+    rescore,
+    serve,
+)
 from app.cli.root import cli
 
 
