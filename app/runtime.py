@@ -26,6 +26,12 @@ from app.worker.runner import Worker
 log = logging.getLogger("faithscreen.runtime")
 
 
+NO_PROVIDERS_NO_WORKER = (
+    "no worker runs in this process: it takes no screening job, each of which needs a "
+    "provider for both roles; set %s to let it screen (queued jobs wait for a worker "
+    "that has them; supplied replies are still decided at intake)"
+)
+
 # A young generation this large is collected ~30 times less often than the default 700;
 # the worker allocates (and frees, by reference count) many short-lived objects per call.
 GC_THRESHOLDS = (20_000, 20, 100)
@@ -88,6 +94,13 @@ class Runtime:
         clients = build_clients(settings)
         _log_configuration(settings)
         runtime = cls(settings, engine, sessions, clients)
+        missing = settings.missing_providers()
+        if with_worker and missing:
+            # Every queued job needs both roles' calls (supplied replies are decided at
+            # intake): a worker here could only turn them into provider errors, while a
+            # worker that has the providers would screen them.
+            log.warning(NO_PROVIDERS_NO_WORKER, ", ".join(missing))
+            with_worker = False
         if with_worker:
             runtime.pipeline = ScreeningPipeline(sessions, clients, settings)
             runtime.worker = Worker(
@@ -107,6 +120,10 @@ class Runtime:
                 self.worker.run(self._stop, grace_seconds=self.settings.shutdown_grace_seconds)
             )
             self._worker_task.add_done_callback(_report_worker_end)
+
+    @property
+    def worker_running(self) -> bool:
+        return self._worker_task is not None and not self._worker_task.done()
 
     def notify_worker(self) -> None:
         if self.worker is not None:

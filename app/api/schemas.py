@@ -41,7 +41,18 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
 
 class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
-    problems: list[str] = Field(description="What is missing or unreachable; empty when ready.")
+    problems: list[str] = Field(
+        description="Why not ready: the database does not answer, or its schema is not at "
+        "the code's head revision. Empty when ready."
+    )
+    providers: dict[str, Literal["configured", "missing"]] = Field(
+        description="Per role. A missing provider does not make the process unready: an "
+        "API replica with --no-worker, or a service of supplied replies, needs none."
+    )
+    worker: Literal["running", "none"] = Field(
+        description="Whether this process runs a worker. None with --no-worker, and when a "
+        "role's provider is missing: such a process takes no screening job."
+    )
 
 
 class Accepted(BaseModel):

@@ -61,8 +61,17 @@ def _exit_after_graceful_stop(signum: int, _frame: FrameType | None) -> None:
 def worker() -> None:
     """Run a worker process alone (any number, against one PostgreSQL database).
 
-    Workers do not migrate: run `faithscreen db upgrade` (or `serve`) first.
+    Workers do not migrate: run `faithscreen db upgrade` (or `serve`) first. A worker
+    needs a provider for both roles, and refuses to start without.
     """
+    missing = get_settings().missing_providers()
+    if missing:
+        typer.echo(
+            "faithscreen worker: no provider for every role, so no job could be screened "
+            f"here: set {', '.join(missing)} (`faithscreen providers check` tries them)",
+            err=True,
+        )
+        raise typer.Exit(2)
     configure_logging(json=get_settings().log_format == "json")
     asyncio.run(_run_worker())
 

@@ -14,6 +14,7 @@ from alembic import command
 from alembic.config import Config
 from alembic.runtime.migration import MigrationContext
 from alembic.script import ScriptDirectory
+from sqlalchemy.ext.asyncio import AsyncEngine
 
 import app
 from app.db.engine import sync_url
@@ -58,3 +59,14 @@ def current_revision(url: str) -> str | None:
 
 def check_at_head(url: str) -> bool:
     return current_revision(url) == head_revision()
+
+
+async def revision_of(engine: AsyncEngine) -> str | None:
+    """The revision of the database behind `engine` (None for an empty database), read
+    through that engine's pool: a readiness probe must not build an engine per call."""
+    async with engine.connect() as connection:
+        return await connection.run_sync(_revision_on)
+
+
+def _revision_on(connection: sa.Connection) -> str | None:
+    return MigrationContext.configure(connection).get_current_revision()

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
+from alembic import command
+from alembic.script import ScriptDirectory
 
-from app.settings import Settings
+from app.db.migrate import alembic_config, head_revision, migrations_dir
+from app.settings import ProviderSettings, Settings
 from tests.integration.conftest import Api, StartApi
-
-PROVIDER_VARIABLES = [
-    "FAITHSCREEN_TRANSLATOR_BASE_URL",
-    "FAITHSCREEN_TRANSLATOR_MODEL",
-    "FAITHSCREEN_JUDGE_BASE_URL",
-    "FAITHSCREEN_JUDGE_MODEL",
-]
 
 
 async def test_healthz_says_the_process_is_alive(bare_api: Api) -> None:
@@ -22,20 +19,73 @@ async def test_healthz_says_the_process_is_alive(bare_api: Api) -> None:
     assert (response.status_code, response.json()) == (200, {"status": "ok"})
 
 
-async def test_readyz_is_ready_with_a_database_and_both_providers(idle_api: Api) -> None:
+READY = {"status": "ready", "problems": []}
+CONFIGURED = {"translator": "configured", "judge": "configured"}
+
+
+async def test_readyz_is_ready_with_a_database_at_head(idle_api: Api) -> None:
     response = await idle_api.client.get("/readyz")
     assert response.status_code == 200, response.text
-    assert response.json() == {"status": "ready", "problems": []}
+    assert response.json() == READY | {"providers": CONFIGURED, "worker": "none"}
 
 
-async def test_readyz_names_the_missing_provider_variables(bare_api: Api) -> None:
-    response = await bare_api.client.get("/readyz")
-    assert response.status_code == 503
-    body = response.json()
-    assert body["status"] == "not_ready"
-    [problem] = body["problems"]  # the database answers: only the providers are missing
-    for variable in PROVIDER_VARIABLES:
-        assert variable in problem
+async def test_readyz_says_the_worker_runs(api: Api) -> None:
+    response = await api.client.get("/readyz")
+    assert response.status_code == 200, response.text
+    assert response.json() == READY | {"providers": CONFIGURED, "worker": "running"}
+
+
+async def test_readyz_without_providers_is_ready_and_says_they_are_missing(
+    start_api: StartApi, unconfigured_settings: Settings
+) -> None:
+    # An API replica, or a service of supplied replies, is ready without any provider;
+    # asked for a worker, it runs none (it could do no job).
+    async with start_api(unconfigured_settings, with_worker=True) as api:
+        response = await api.client.get("/readyz")
+    assert response.status_code == 200, response.text
+    missing = {"translator": "missing", "judge": "missing"}
+    assert response.json() == READY | {"providers": missing, "worker": "none"}
+
+
+async def test_readyz_with_one_role_missing_runs_no_worker(
+    start_api: StartApi, configured_settings: Settings
+) -> None:
+    settings = configured_settings.model_copy(update={"judge": ProviderSettings()})
+    async with start_api(settings, with_worker=True) as api:
+        response = await api.client.get("/readyz")
+        assert api.runtime.worker is None
+    providers = {"translator": "configured", "judge": "missing"}
+    assert response.json() == READY | {"providers": providers, "worker": "none"}
+
+
+@pytest.fixture(
+    params=[
+        pytest.param("sqlite", id="sqlite"),
+        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+    ]
+)
+def behind_head_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database migrated to the revision before head."""
+    if request.param == "sqlite":
+        url = f"sqlite:///{tmp_path / 'behind.db'}"
+    else:
+        url = request.getfixturevalue("new_postgres_database")
+    scripts = ScriptDirectory(str(migrations_dir()))
+    before_head = scripts.get_revision(head_revision()).down_revision
+    assert isinstance(before_head, str)
+    command.upgrade(alembic_config(url), before_head)
+    return url
+
+
+async def test_readyz_is_not_ready_while_the_schema_is_behind_head(
+    start_api: StartApi, clean_env: None, behind_head_url: str
+) -> None:
+    settings = Settings(database_url=behind_head_url, auth="off")
+    async with start_api(settings, with_worker=False) as api:
+        response = await api.client.get("/readyz")
+    assert response.status_code == 503, response.text
+    [problem] = response.json()["problems"]
+    assert f"not at head {head_revision()}" in problem and "faithscreen db upgrade" in problem
 
 
 @pytest.mark.parametrize(

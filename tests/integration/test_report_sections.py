@@ -1,6 +1,6 @@
 """The summary report's sections a new user asked for, on the real path: pairs submitted
 through POST /v1/screenings (supplied replies, tags), decided through the queue API, a
-worker with no provider configured, and the report read through GET /v1/reports/summary
+pipeline with no provider client, and the report read through GET /v1/reports/summary
 and `faithscreen report [--html]`, on SQLite and PostgreSQL.
 
 The pairs (supplied replies, no audits):
@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,10 @@ from typer.testing import CliRunner
 
 from app.cli.root import cli
 from app.models import QueueItem, Screening
+from app.pipeline.screening import ScreeningPipeline
 from app.settings import Settings
+from app.worker.failures import FailurePolicy
+from app.worker.runner import Worker
 from tests.integration.conftest import Api, StartApi
 from tests.integration.queue_support import pair
 
@@ -234,17 +238,34 @@ async def wait_until_done(api: Api, screening_id: str) -> dict[str, Any]:
     raise AssertionError(f"screening {screening_id} not done within {DEADLINE_SECONDS} s")
 
 
+@asynccontextmanager
+async def clientless_worker(api: Api, settings: Settings) -> AsyncIterator[None]:
+    sessions = api.runtime.sessions
+    pipeline = ScreeningPipeline(sessions, {}, settings)
+    worker = Worker(
+        sessions, pipeline, lease_seconds=30, capacity=1, failures=FailurePolicy(sessions)
+    )
+    stop = asyncio.Event()
+    task = asyncio.create_task(worker.run(stop, grace_seconds=1))
+    try:
+        yield
+    finally:
+        stop.set()
+        await task
+
+
 async def test_calls_never_sent_are_counted_but_not_timed_as_0_ms(
     start_api: StartApi, settings: Settings, configured_settings: Settings
 ) -> None:
-    # Submitted where providers are configured, run by a worker whose settings lack them:
-    # each call is recorded as never sent (CallResult.not_sent).
+    # Submitted where providers are configured, run by a pipeline with no client for
+    # either role: each call is recorded as never sent (CallResult.not_sent), as workers
+    # without providers recorded them before such a process stopped taking jobs.
     async with start_api(configured_settings, with_worker=False) as api:
         response = await api.client.post(
             "/v1/screenings", json=pair(0, "passed") | {"replies": None}
         )
         assert response.status_code == 202, response.text
-    async with start_api(settings, with_worker=True) as api:
+    async with start_api(settings, with_worker=False) as api, clientless_worker(api, settings):
         screening = await wait_until_done(api, response.json()["id"])
         groups = (await get_report(api))["groups"]
     # What the report must not read as a latency: 0 ms and no HTTP status.

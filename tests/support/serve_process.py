@@ -61,7 +61,11 @@ class ServeProcess:
             self.process = subprocess.Popen(
                 command, env=full_env, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent
             )
-        self._wait_healthy(deadline=time.monotonic() + 60)
+        try:
+            self._wait_healthy(deadline=time.monotonic() + 60)
+        except AssertionError:
+            self.kill()  # no caller holds it yet to stop it
+            raise
 
     def _wait_healthy(self, deadline: float) -> None:
         while time.monotonic() < deadline:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+import functools
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -10,9 +10,14 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from app.api.deps import RuntimeDep
 from app.api.schemas import Readiness
-from app.db.engine import ping
+from app.db.migrate import head_revision, revision_of
+from app.runtime import Runtime
+from app.vocabulary import Role
 
 router = APIRouter(tags=["health"])
+
+# The migrations shipped with this code do not change while it runs.
+_head_revision = functools.cache(head_revision)
 
 
 @router.get("/healthz")
@@ -27,17 +32,30 @@ async def healthz() -> dict[str, str]:
     responses={503: {"model": Readiness, "description": "Not ready: see `problems`."}},
 )
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
-    """Ready when the database answers and both providers are configured; says what is missing."""
-    problems: list[str] = []
+    """Ready when the database answers and its schema is at head. Says which providers
+    are configured and whether this process runs a worker; neither decides readiness."""
+    problems = await _database_problems(runtime)
+    body = Readiness(
+        status="not_ready" if problems else "ready",
+        problems=problems,
+        providers={
+            role.value: "missing" if runtime.settings.provider(role).missing(role) else "configured"
+            for role in Role
+        },
+        worker="running" if runtime.worker_running else "none",
+    )
+    return JSONResponse(body.model_dump(), status_code=503 if problems else 200)
+
+
+async def _database_problems(runtime: Runtime) -> list[str]:
     try:
-        await ping(runtime.engine)
+        revision = await revision_of(runtime.engine)
     except SQLAlchemyError as error:
-        problems.append(f"database unreachable: {type(error).__name__}")
-    missing = runtime.settings.missing_providers()
-    if missing:
-        problems.append("providers not configured: set " + ", ".join(missing))
-    body: dict[str, Any] = {
-        "status": "ready" if not problems else "not_ready",
-        "problems": problems,
-    }
-    return JSONResponse(body, status_code=200 if not problems else 503)
+        return [f"database unreachable: {type(error).__name__}"]
+    head = _head_revision()
+    if revision != head:
+        return [
+            f"database schema at revision {revision}, not at head {head}: "
+            "run `faithscreen db upgrade`"
+        ]
+    return []
