@@ -26,6 +26,7 @@ from typing import Annotated, Any, BinaryIO, NoReturn
 import httpx2
 import typer
 
+from app.cli.environment import API_KEY_ENV
 from app.cli.pairs_file import (
     LineProblem,
     PairsFileError,
@@ -54,8 +55,6 @@ HTTP_TIMEOUT = httpx2.Timeout(300.0, connect=5.0)
 UNREACHABLE_GRACE_SECONDS = 60.0
 LOCAL_POLL_SECONDS = 0.5
 RESULTS_PAGE = 1000
-# Read by `submit` alone (not a server setting): the key it sends.
-API_KEY_ENV = "FAITHSCREEN_API_KEY"
 
 PairsArgument = Annotated[
     Path, typer.Argument(metavar="PAIRS.jsonl", help="One screening request per line.")

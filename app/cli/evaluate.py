@@ -24,7 +24,6 @@ from app.calibration.html import calibration_page
 from app.calibration.service import batch_calibration, compare_batches
 from app.calibration.text import calibration_text, comparison_text
 from app.cli.batch import (
-    API_KEY_ENV,
     EXIT_BAD_INPUT,
     HTTP_TIMEOUT,
     NDJSON,
@@ -39,6 +38,7 @@ from app.cli.batch import (
     wait_for_local_batch,
 )
 from app.cli.db import DatabaseUrlOption, run_in_session
+from app.cli.environment import API_KEY_ENV
 from app.cli.pairs_file import LineProblem, PairsFileError, Survey, ndjson_body, read_pairs
 from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
