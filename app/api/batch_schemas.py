@@ -10,7 +10,7 @@ from pydantic import BaseModel, Field
 
 from app.intake.requests import ScreeningRequest
 from app.models.batch import Batch
-from app.repositories.batches import BatchStatus, ItemResult, Progress
+from app.repositories.batches import MAX_FAILURE_CAUSES, BatchStatus, ItemResult, Progress
 
 STATUS_DOC = "queued: no item has started; running: some have, not all are done; done: all are."
 
@@ -47,6 +47,14 @@ class BatchSummary(BaseModel):
         )
 
 
+class FailureOut(BaseModel):
+    reason: str = Field(
+        description="`translator_provider_error`, `judge_provider_error` or `job_failed`."
+    )
+    error: str = Field(description="What failed, as stored with the review or screening.")
+    count: int = Field(description="Done items that ended on this cause.")
+
+
 class BatchOut(BatchSummary):
     outcomes: dict[str, int] = Field(description="Items per outcome (every outcome listed).")
     parse_statuses: dict[str, dict[str, int]] = Field(
@@ -57,6 +65,19 @@ class BatchOut(BatchSummary):
         description="Items whose job failed too often and was given up (each ends in "
         "needs_review with the reason job_failed)."
     )
+    needed_provider: int = Field(
+        description="Items that needed a provider call: every item without supplied replies."
+    )
+    provider_failed: int = Field(
+        description="Of those, the done items with a call that failed at the provider "
+        "(a provider_error review, of either role). Equal to needed_provider once all are "
+        "done: nothing was screened, check the provider settings."
+    )
+    failures: list[FailureOut] = Field(
+        description=f"Done items per failure cause, most frequent first (at most "
+        f"{MAX_FAILURE_CAUSES}): `<role>_provider_error` with the failed call's error, "
+        "`job_failed` with the worker's. An item with both roles failing counts under each."
+    )
 
     @classmethod
     def of_progress(cls, batch: Batch, progress: Progress) -> BatchOut:
@@ -66,6 +87,11 @@ class BatchOut(BatchSummary):
             outcomes=progress.outcomes,
             parse_statuses=progress.parse_statuses,
             dead=progress.dead,
+            needed_provider=progress.needed_provider,
+            provider_failed=progress.provider_failed,
+            failures=[
+                FailureOut.model_validate(f, from_attributes=True) for f in progress.failures
+            ],
         )
 
 

@@ -5,8 +5,10 @@ Both read the same files (see `app.cli.pairs_file`), send them through the same 
 intake (over HTTP, or `app.intake.batches` in process), report invalid items by their
 lines in the file, and write the same results: JSON Lines `{"index", "id", "external_id",
 "status", "outcome", "reasons"}` in input order. stdout carries the product (the batch id,
-or the results when no --out is given); progress and messages go to stderr. Exit codes:
-0 done, 1 the server or the run failed, 2 the input must be fixed (nothing was screened).
+or the results when no --out is given); progress, one line per failure cause
+(`app.cli.failures`) and messages go to stderr. Exit codes: 0 done, 1 the server or the
+run failed, 2 the input must be fixed (nothing was screened), 3 every screening that
+needed a provider ended in a provider error.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ from typing import Annotated, Any, BinaryIO, NoReturn
 import httpx2
 import typer
 
+from app.api.batch_schemas import BatchOut
 from app.cli.environment import API_KEY_ENV
+from app.cli.failures import EXIT_PROVIDERS_FAILED, failure_lines, providers_failed
 from app.cli.pairs_file import (
     LineProblem,
     PairsFileError,
@@ -117,8 +121,9 @@ def submit_command(
                 print(batch_id, flush=True)
             if wait:
                 typer.echo(f"batch {batch_id}: {found.total} pairs", err=True)
-                wait_for_batch(client, batch_id, poll_seconds)
+                progress = wait_for_batch(client, batch_id, poll_seconds)
                 _write_server_results(client, batch_id, out)
+                conclude(progress)
     except CommandFailed as error:
         fail_command("submit", error)
 
@@ -160,7 +165,8 @@ def post_batch(
     return str(response.json()["id"])
 
 
-def wait_for_batch(client: httpx2.Client, batch_id: str, poll_seconds: float) -> None:
+def wait_for_batch(client: httpx2.Client, batch_id: str, poll_seconds: float) -> dict[str, Any]:
+    """Until every item is done, showing progress; the batch's last GET body."""
     report = ProgressReport(sys.stderr, label=f"batch {batch_id}")
     while True:
         body = poll(client, f"/v1/batches/{batch_id}")
@@ -170,6 +176,7 @@ def wait_for_batch(client: httpx2.Client, batch_id: str, poll_seconds: float) ->
             break
         time.sleep(poll_seconds)
     report.finish()
+    return body
 
 
 def poll(client: httpx2.Client, path: str) -> dict[str, Any]:
@@ -274,14 +281,21 @@ def screen_command(pairs: PairsArgument, out: OutOption = None) -> None:
 async def _screen(
     pairs: Path, found: Survey, body: BatchBody, settings: Settings, out: Path | None
 ) -> None:
-    runtime = Runtime.create(settings, with_worker=True)
+    runtime = local_runtime(settings)
     try:
         batch = await intake_locally(runtime, pairs, found, body)
         runtime.start()
-        await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
+        progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
         await _write_local_results(runtime, batch.id, out)
     finally:
         await runtime.stop()
+    conclude(progress)
+
+
+def local_runtime(settings: Settings) -> Runtime:
+    """The embedded database, and a worker when both providers are configured. Without
+    one, intake refuses every item that would need it (exit 2), before anything waits."""
+    return Runtime.create(settings, with_worker=not settings.missing_providers())
 
 
 async def intake_locally(
@@ -303,7 +317,9 @@ async def intake_locally(
     return accepted.batch
 
 
-async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) -> None:
+async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) -> dict[str, Any]:
+    """Until every item is done, showing progress; the body GET /v1/batches/{id} would
+    give, so the failure lines read the same as `submit --wait`'s."""
     report = ProgressReport(sys.stderr, label=label)
     # Shielded: this only watches the worker; cancelling it must not stop the worker.
     worker_ended = asyncio.shield(runtime.wait())
@@ -317,6 +333,7 @@ async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) ->
             raise CommandFailed("the worker stopped before every pair was screened")
         await asyncio.sleep(LOCAL_POLL_SECONDS)
     report.finish()
+    return BatchOut.of_progress(batch, progress).model_dump(mode="json")
 
 
 async def _write_local_results(runtime: Runtime, batch_id: str, out: Path | None) -> None:
@@ -365,6 +382,16 @@ def _bad_lines(pairs: Path, summary: str, problems: list[LineProblem]) -> Comman
     return CommandFailed(
         f"{pairs}: fix these lines; nothing was screened{summary}:{listing}", EXIT_BAD_INPUT
     )
+
+
+def conclude(progress: dict[str, Any]) -> None:
+    """One stderr line per failure cause of a done batch; CommandFailed (exit 3) when
+    every screening that needed a provider ended in a provider error."""
+    for line in failure_lines(progress):
+        typer.echo(line, err=True)
+    problem = providers_failed(progress)
+    if problem is not None:
+        raise CommandFailed(problem, EXIT_PROVIDERS_FAILED)
 
 
 def fail_command(command: str, error: CommandFailed) -> NoReturn:

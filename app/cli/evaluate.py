@@ -4,7 +4,8 @@
 and worker, as `screen` does) and prints its calibration; `show` prints a stored batch's;
 `compare` two batches on the pairs both screened. stdout carries the product (the text,
 or with --json only the object the API returns); progress and messages go to stderr.
-Exit codes as `submit`: 0 done, 1 the server or the run failed, 2 the input must be fixed.
+Exit codes as `submit`: 0 done, 1 the server or the run failed, 2 the input must be fixed,
+3 (`run`, after printing) every screening that needed a provider ended in a provider error.
 """
 
 from __future__ import annotations
@@ -29,8 +30,10 @@ from app.cli.batch import (
     NDJSON,
     CommandFailed,
     PairsArgument,
+    conclude,
     fail_command,
     intake_locally,
+    local_runtime,
     poll,
     post_batch,
     surveyed,
@@ -44,7 +47,6 @@ from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import BatchBody
-from app.runtime import Runtime
 from app.settings import Settings, get_settings
 
 evaluate = typer.Typer(
@@ -99,10 +101,11 @@ def run_command(
         found = surveyed(pairs)
         require_labels(pairs, found)
         if server is None:
-            body = _run_locally(pairs, found, name, get_settings())
+            body, progress = _run_locally(pairs, found, name, get_settings())
         else:
-            body = _run_on_server(pairs, found, server, api_key, name, poll_seconds)
+            body, progress = _run_on_server(pairs, found, server, api_key, name, poll_seconds)
         emit(body, calibration_text, as_json=as_json, html=html)
+        conclude(progress)
     except CommandFailed as error:
         fail_command("eval run", error)
 
@@ -132,17 +135,20 @@ def _run_on_server(
     api_key: str | None,
     name: str | None,
     poll_seconds: float,
-) -> Body:
+) -> tuple[Body, Body]:
+    """The batch's calibration and its last progress body."""
     # A new key every run: the same file run again after a change is a new measurement.
     key = str(uuid.uuid4())
     with _client(server, api_key) as client:
         batch_id = post_batch(client, pairs, found, name, key)
         typer.echo(f"batch {batch_id}: {found.total} pairs", err=True)
-        wait_for_batch(client, batch_id, poll_seconds)
-        return poll(client, f"/v1/batches/{batch_id}/calibration")
+        progress = wait_for_batch(client, batch_id, poll_seconds)
+        return poll(client, f"/v1/batches/{batch_id}/calibration"), progress
 
 
-def _run_locally(pairs: Path, found: Survey, name: str | None, settings: Settings) -> Body:
+def _run_locally(
+    pairs: Path, found: Survey, name: str | None, settings: Settings
+) -> tuple[Body, Body]:
     body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
     upgrade_to_head(settings.database_url)
     return asyncio.run(_screen_locally(pairs, found, body, name, settings))
@@ -150,15 +156,15 @@ def _run_locally(pairs: Path, found: Survey, name: str | None, settings: Setting
 
 async def _screen_locally(
     pairs: Path, found: Survey, body: BatchBody, name: str | None, settings: Settings
-) -> Body:
-    runtime = Runtime.create(settings, with_worker=True)
+) -> tuple[Body, Body]:
+    runtime = local_runtime(settings)
     try:
         batch = await intake_locally(runtime, pairs, found, body, name)
         typer.echo(f"batch {batch.id}: {found.total} pairs", err=True)
         runtime.start()
-        await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
+        progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
         async with runtime.sessions() as session:
-            return await batch_calibration(session, batch.id)
+            return await batch_calibration(session, batch.id), progress
     finally:
         await runtime.stop()
 

@@ -9,16 +9,17 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import and_, func, or_, select
+from sqlalchemy import Select, and_, distinct, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.batch import Batch
 from app.models.job import Job, JobStatus
 from app.models.review import Review
 from app.models.screening import Screening
+from app.policy.reasons import Reason
 from app.repositories.conflicts import insert_unless_exists
 from app.repositories.screenings import decode_cursor
 from app.vocabulary import Outcome, ParseStatus, Role, ScreeningStatus
@@ -87,6 +88,21 @@ def batch_status(total: int, statuses: Mapping[str, int]) -> BatchStatus:
     return "running"
 
 
+# Causes listed in a batch's progress; a typo in a base URL makes one, a flaky gateway
+# a few; past this many the rest are too scattered to read as lines anyway.
+MAX_FAILURE_CAUSES = 20
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Items that ended on one cause: a role's provider error with its error text, or
+    `job_failed` with the worker's."""
+
+    reason: str
+    error: str
+    count: int
+
+
 @dataclass(frozen=True, slots=True)
 class Progress:
     total: int
@@ -97,6 +113,12 @@ class Progress:
     parse_statuses: dict[str, dict[str, int]]
     # Items whose job failed too often and was given up.
     dead: int
+    # Items that needed a provider call (queued, not supplied replies), and of those done,
+    # the ones with a provider_error review (whatever the role).
+    needed_provider: int = 0
+    provider_failed: int = 0
+    # The most common failure causes of done items, most frequent first.
+    failures: list[Failure] = field(default_factory=list)
 
     @property
     def done(self) -> int:
@@ -126,6 +148,9 @@ async def progress(session: AsyncSession, batch: Batch) -> Progress:
         outcomes=outcomes,
         parse_statuses=await _parse_statuses(session, batch.id),
         dead=await _dead_jobs(session, batch.id),
+        needed_provider=await _queued_items(session, batch.id),
+        provider_failed=await _provider_failed(session, batch.id),
+        failures=await failures(session, batch.id),
     )
 
 
@@ -150,6 +175,62 @@ async def _dead_jobs(session: AsyncSession, batch_id: str) -> int:
         .where(Screening.batch_id == batch_id, Job.status == JobStatus.DEAD.value)
     )
     return int((await session.execute(statement)).scalar_one())
+
+
+async def _queued_items(session: AsyncSession, batch_id: str) -> int:
+    # Every item without supplied replies got a job, and jobs are kept once done.
+    statement = (
+        select(func.count())
+        .select_from(Job)
+        .join(Screening, Screening.id == Job.screening_id)
+        .where(Screening.batch_id == batch_id)
+    )
+    return int((await session.execute(statement)).scalar_one())
+
+
+def _done_provider_errors(batch_id: str) -> Select[Review]:
+    """Provider-error reviews of the batch's done items."""
+    return (
+        select(Review)
+        .join(Screening, Screening.id == Review.screening_id)
+        .where(
+            Screening.batch_id == batch_id,
+            Screening.status == ScreeningStatus.DONE.value,
+            Review.parse_status == ParseStatus.PROVIDER_ERROR.value,
+        )
+    )
+
+
+async def _provider_failed(session: AsyncSession, batch_id: str) -> int:
+    reviewed = _done_provider_errors(batch_id).subquery()
+    statement = select(func.count(distinct(reviewed.c.screening_id)))
+    return int((await session.execute(statement)).scalar_one())
+
+
+async def failures(session: AsyncSession, batch_id: str) -> list[Failure]:
+    """Done items per failure cause: `<role>_provider_error` and the call's error (an item
+    counts once per role and error, so one with both roles failing counts under each),
+    and `job_failed` with the screening's error; the MAX_FAILURE_CAUSES most common."""
+    reviewed = _done_provider_errors(batch_id).subquery()
+    by_call = select(
+        reviewed.c.role, reviewed.c.error, func.count(distinct(reviewed.c.screening_id))
+    ).group_by(reviewed.c.role, reviewed.c.error)
+    found = [
+        Failure(f"{role}_provider_error", error or "", count)
+        for role, error, count in (await session.execute(by_call)).all()
+    ]
+    given_up = (
+        select(Screening.error, func.count())
+        .where(Screening.batch_id == batch_id, Screening.error.is_not(None))
+        .where(Screening.status == ScreeningStatus.DONE.value)
+        .group_by(Screening.error)
+    )
+    found += [
+        Failure(Reason.JOB_FAILED.value, error or "", count)
+        for error, count in (await session.execute(given_up)).all()
+    ]
+    found.sort(key=lambda f: (-f.count, f.reason, f.error))
+    return found[:MAX_FAILURE_CAUSES]
 
 
 async def status_counts(
