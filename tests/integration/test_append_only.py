@@ -141,7 +141,7 @@ async def test_postgres_truncate_is_refused(session: AsyncSession, table: str) -
         pytest.skip("TRUNCATE triggers are PostgreSQL's")
     ids = await seed(session)
     # A plain TRUNCATE of reviews is refused by readings' foreign key before any trigger.
-    with pytest.raises(sa.exc.DBAPIError, match="append-only|referenced in a foreign key"):
+    with pytest.raises(sa.exc.DBAPIError, match=r"append-only|referenced in a foreign key"):
         await session.execute(sa.text(f"TRUNCATE {table}"))
     await session.rollback()
     for statement in (f"TRUNCATE {table} CASCADE", "TRUNCATE screenings CASCADE"):
