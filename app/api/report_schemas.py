@@ -45,7 +45,7 @@ class GroupOut(_FromAttributes):
     readings: dict[str, int] = Field(
         description="Final readings (a re-scoring's reading where one was applied): ok, "
         "model_unclear (status ok, verdict unclear), "
-        "unreadable (missing/invalid/conflicting/bare_cr), truncated, empty, "
+        "unreadable (missing/invalid/conflicting/bare_cr/ambiguous), truncated, empty, "
         "provider_error, refused."
     )
     format_retry: RateOut = Field(description="Screenings that needed a format retry.")
