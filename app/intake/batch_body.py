@@ -4,15 +4,15 @@ screening request a line -- item by item, as often as needed, without copying it
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-from pydantic_core import ErrorDetails
+from pydantic_core import ErrorDetails, InitErrorDetails
 
 from app.errors import AppError
+from app.intake.json_text import TOO_DEEP, nests_too_deep, parse_json
 from app.intake.requests import ScreeningRequest, StorableText
 
 JSONL_MEDIA_TYPES = frozenset({"application/x-ndjson", "application/jsonl"})
@@ -59,8 +59,16 @@ class RawItem:
 
     def parse(self) -> ScreeningRequest:
         if isinstance(self.data, bytes | bytearray):
+            if nests_too_deep(self.data):
+                raise _too_deep()
             return ScreeningRequest.model_validate_json(self.data)
         return ScreeningRequest.model_validate(self.data)
+
+
+def _too_deep() -> ValidationError:
+    """The error pydantic gives a line it cannot parse, so it is reported like one."""
+    error = InitErrorDetails(type="json_invalid", loc=(), input=b"", ctx={"error": TOO_DEEP})
+    return ValidationError.from_exception_data(ScreeningRequest.__name__, [error])
 
 
 class _Envelope(BaseModel):
@@ -101,11 +109,7 @@ def read_items(body: BatchBody) -> Items:
 
 
 def _json_items(body: BatchBody) -> Items:
-    try:
-        parsed = json.loads(body.data)
-    except ValueError as error:
-        message = f"the request body is not valid JSON: {error}"
-        raise AppError(400, "malformed_json", message) from error
+    parsed = parse_json(body.data)
     # The bytes are not needed again: free them now rather than when the request ends.
     body.data.clear()
     try:
@@ -134,6 +138,8 @@ def _jsonl_items(data: bytearray) -> Iterator[RawItem]:
 def error_detail(item: RawItem | None, error: ErrorDetails) -> dict[str, Any]:
     if error["type"] == "json_invalid":
         where = f"line {item.line}" if item and item.line else "the item"
-        return {"field": None, "code": "malformed_json", "message": f"{where} is not valid JSON"}
+        why = error.get("ctx", {}).get("error")
+        message = f"{where} is not valid JSON" + (f": {why}" if why else "")
+        return {"field": None, "code": "malformed_json", "message": message}
     loc = ".".join(str(part) for part in error["loc"]) or None
     return {"field": loc, "code": error["type"], "message": error["msg"]}
