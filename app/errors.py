@@ -5,15 +5,21 @@ Deliberately framework-free so that services never import FastAPI.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 
 class AppError(Exception):
-    """An error a client can act on: an HTTP status, a stable code and a message."""
+    """An error a client can act on: an HTTP status, a stable code and a message, and
+    `extra` fields a client can read without parsing the message (a size `limit`)."""
 
-    def __init__(self, status_code: int, code: str, message: str) -> None:
+    def __init__(
+        self, status_code: int, code: str, message: str, extra: Mapping[str, int] | None = None
+    ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.code = code
         self.message = message
+        self.extra = dict(extra or {})
 
 
 class NotFound(AppError):

@@ -65,6 +65,10 @@ class Settings(BaseSettings):
     # Bytes one POST /v1/batches body may hold; reading stops there and the batch is
     # refused (413): a runaway body must not fill the API's memory.
     max_batch_bytes: int = Field(default=64 * 1024 * 1024, ge=1)
+    # Bytes any other request body may hold, counted as it is read (413 past it). Room for
+    # the largest valid single request: three statements at FAITHSCREEN_MAX_STATEMENT_BYTES,
+    # even with every character JSON-escaped, and both supplied replies.
+    max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
     job_lease_seconds: float = Field(default=60.0, gt=0)
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).

@@ -8,7 +8,9 @@ from contextlib import asynccontextmanager
 from fastapi import FastAPI
 
 from app import __version__
+from app.api.body_cap import CappedBodies, request_cap
 from app.api.errors import install_error_handlers
+from app.api.request_body import document_bodies
 from app.api.routes import (
     batches,
     calibration,
@@ -57,4 +59,10 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(rescore.router)  # issue 6: /v1/rescore
     app.include_router(calibration.router)
     install_review_pages(app)  # the reviewer web page, /review (app/web)
+    # Every body is counted as it is read; the handler reading it may name its own cap.
+    app.add_middleware(CappedBodies, cap=request_cap(chosen.max_request_bytes))
+    document_bodies(
+        app,
+        [screenings.BODY, keys.BODY, rescore.BODY, queue.DECISION_BODY, queue.REOPEN_BODY],
+    )
     return app

@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.requests import ClientDisconnect
 
 from app.errors import AppError
 
@@ -33,10 +34,12 @@ def error_response(
     message: str,
     details: list[dict[str, Any]] | None = None,
     headers: Mapping[str, str] | None = None,
+    extra: Mapping[str, Any] | None = None,
 ) -> JSONResponse:
     body: dict[str, Any] = {"code": code, "message": message}
     if details:
         body["details"] = details
+    body |= extra or {}
     return ErrorResponse({"error": body}, status_code=status_code, headers=headers)
 
 
@@ -65,7 +68,14 @@ async def _on_validation(_: Request, error: RequestValidationError) -> JSONRespo
 
 
 async def _on_app_error(_: Request, error: AppError) -> JSONResponse:
-    return error_response(error.status_code, error.code, error.message)
+    return error_response(error.status_code, error.code, error.message, extra=error.extra)
+
+
+async def _on_client_gone(_: Request, error: ClientDisconnect) -> JSONResponse:
+    # The client closed the connection (or was cut off at FAITHSCREEN_CLIENT_TIMEOUT_SECONDS)
+    # while its body was read: nothing was stored, and nobody is left to read this answer.
+    log.info("client disconnected before its request body arrived")
+    return error_response(400, "client_disconnected", "the request body did not arrive")
 
 
 async def _on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
@@ -92,4 +102,5 @@ def install_error_handlers(app: FastAPI) -> None:
     app.add_exception_handler(AppError, _on_app_error)  # type: ignore[arg-type]
     app.add_exception_handler(StarletteHTTPException, _on_http_error)  # type: ignore[arg-type]
     app.add_exception_handler(OperationalError, _on_database_down)  # type: ignore[arg-type]
+    app.add_exception_handler(ClientDisconnect, _on_client_gone)  # type: ignore[arg-type]
     app.add_exception_handler(Exception, _on_unexpected)

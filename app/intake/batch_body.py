@@ -31,9 +31,8 @@ class BatchRejected(AppError):
         details: list[dict[str, Any]] | None = None,
         **extra: int,
     ) -> None:
-        super().__init__(status_code, code, message)
+        super().__init__(status_code, code, message, extra)
         self.details = details or []
-        self.extra = extra
 
 
 @dataclass(slots=True)

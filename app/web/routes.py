@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
+from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.queue_schemas import DecisionRequest, QueueItemOut, QueuePageOut, ReopenRequest
 from app.errors import AppError, NotFound
@@ -45,7 +46,14 @@ from app.web.pages import (
     sign_in_page,
 )
 from app.web.queue_filters import filters_from, page_links
-from app.web.session import BrowserSession, checked_form, forget_session, keep_signed_in
+from app.web.session import (
+    MAX_FORM_BYTES,
+    SIGN_IN_FORM_BYTES,
+    BrowserSession,
+    checked_form,
+    forget_session,
+    keep_signed_in,
+)
 from app.web.transport_security import StrictTransportSecurity
 
 router = APIRouter(prefix="/review", include_in_schema=False)
@@ -81,8 +89,16 @@ def shown_as_page(item_id: int | None = None) -> Iterator[None]:
         raise PageProblem(error, back_url=back, back_label=f"Back to item #{item_id}") from error
 
 
-async def guarded_form(request: Request, browser: BrowserSession) -> dict[str, str]:
+FORM_CAP = BodyCap(MAX_FORM_BYTES, "This form is larger than any page sends.")
+SIGN_IN_CAP = BodyCap(SIGN_IN_FORM_BYTES, "This sign-in form is larger than the page sends.")
+
+
+async def guarded_form(
+    request: Request, browser: BrowserSession, cap: BodyCap = FORM_CAP
+) -> dict[str, str]:
+    """The form, held to `cap` while it is read, once its CSRF token matches."""
     with shown_as_page():
+        cap_body(request, cap)
         return await checked_form(request, browser)
 
 
@@ -112,7 +128,7 @@ async def sign_in_form(request: Request, runtime: RuntimeDep, browser: BrowserDe
 
 @router.post("/sign-in")
 async def sign_in(request: Request, runtime: RuntimeDep, browser: BrowserDep) -> Response:
-    form = await guarded_form(request, browser)
+    form = await guarded_form(request, browser, SIGN_IN_CAP)
     key, next_url = form.get("key", "").strip(), form.get("next")
     signed = await start_session(runtime, key, replacing=browser.token)
     if signed.token is None:

@@ -41,6 +41,9 @@ COOKIE_PATH = "/review"
 CSRF_FIELD = "csrf_token"
 # Forms carry a key, a note and a few words: anything far larger is not from our pages.
 MAX_FORM_BYTES = 256 * 1024
+# The sign-in form carries a key and a page to return to; it is read before anyone is
+# known, so it is held to far less.
+SIGN_IN_FORM_BYTES = 16 * 1024
 _SEED_BYTES = 32
 _TOKEN_BYTES = 32
 _TOKEN_SHAPE = re.compile(r"[A-Za-z0-9_-]{43}")  # token_urlsafe(32)

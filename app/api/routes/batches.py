@@ -18,6 +18,7 @@ from app.api.batch_schemas import (
     request_body_doc,
     results_doc,
 )
+from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.errors import ErrorResponse
 from app.auth.dependencies import submitter_access
@@ -91,25 +92,19 @@ async def submit_batch(
 
 async def _read_body(request: Request, limit: int) -> bytearray:
     """The body in our own buffer (not Starlette's cached copy, so intake can release it
-    once parsed); refused as soon as it is known to pass `limit` bytes."""
-    declared = request.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise _too_large(limit)
+    once parsed); refused (413) as soon as it is known to pass `limit` bytes."""
+    cap_body(request, _batch_cap(limit))
     data = bytearray()
     async for chunk in request.stream():
         data += chunk
-        if len(data) > limit:
-            raise _too_large(limit)
     return data
 
 
-def _too_large(limit: int) -> BatchRejected:
-    return BatchRejected(
-        413,
-        "body_too_large",
+def _batch_cap(limit: int) -> BodyCap:
+    return BodyCap(
+        limit,
         f"a batch body holds at most {limit} bytes (FAITHSCREEN_MAX_BATCH_BYTES): "
         "split it into several batches",
-        limit=limit,
     )
 
 

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 
 from app.api.deps import SessionDep
 from app.api.queue_schemas import KeyCreated, KeyOut, KeyRequest
+from app.api.request_body import JsonBody
 from app.api.schemas import error_responses
 from app.auth import service
 from app.auth.dependencies import admin_access
 
 router = APIRouter(prefix="/v1/keys", tags=["keys"], dependencies=[admin_access])
+# Read after the key is checked (a router dependency), never before.
+BODY = JsonBody(KeyRequest)
 
 
 @router.get("", response_model=list[KeyOut])
@@ -19,8 +24,14 @@ async def list_keys(session: SessionDep) -> list[KeyOut]:
     return [KeyOut.of(record) for record in await service.list_keys(session)]
 
 
-@router.post("", status_code=201, response_model=KeyCreated, responses=error_responses(409, 422))
-async def create_key(body: KeyRequest, session: SessionDep) -> KeyCreated:
+@router.post(
+    "",
+    status_code=201,
+    response_model=KeyCreated,
+    responses=error_responses(409, 422),
+    openapi_extra=BODY.openapi_extra(),
+)
+async def create_key(body: Annotated[KeyRequest, Depends(BODY)], session: SessionDep) -> KeyCreated:
     """A new key, returned this once (only its hash is stored). 409 if the name was used."""
     return KeyCreated.of_created(await service.create_key(session, body.name, body.role))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Path, Query
+from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import StreamingResponse
 
 from app.api.deps import RuntimeDep, SessionDep
@@ -17,6 +17,7 @@ from app.api.queue_schemas import (
     QueuePageOut,
     ReopenRequest,
 )
+from app.api.request_body import JsonBody
 from app.api.schemas import error_responses
 from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
 from app.intake.requests import StorableText
@@ -26,6 +27,9 @@ from app.review_queue.export import export_lines
 from app.review_queue.service import QueueFilters
 
 router = APIRouter(tags=["review queue"], dependencies=[reviewer_access])
+# Bodies are read after the key and role are checked (dependencies listed before them).
+DECISION_BODY = JsonBody(DecisionRequest)
+REOPEN_BODY = JsonBody(ReopenRequest, optional=True)
 
 # Item ids are 32-bit integers in the database; a larger number can name no item.
 ItemId = Annotated[int, Path(ge=1, le=2**31 - 1)]
@@ -99,9 +103,13 @@ async def release_queue_item(
     status_code=201,
     response_model=DecisionOut,
     responses=error_responses(404, 409, 422),
+    openapi_extra=DECISION_BODY.openapi_extra(),
 )
 async def decide_queue_item(
-    item_id: ItemId, body: DecisionRequest, session: SessionDep, principal: ReviewerDep
+    item_id: ItemId,
+    principal: ReviewerDep,
+    body: Annotated[DecisionRequest, Depends(DECISION_BODY)],
+    session: SessionDep,
 ) -> DecisionOut:
     """The claimant's decision: resolves the item and sets the screening's
     `final_decision`. 409 unless the caller holds the claim, and for a resolved item."""
@@ -114,12 +122,13 @@ async def decide_queue_item(
     status_code=201,
     response_model=DecisionOut,
     responses=error_responses(403, 404, 409, 422),
+    openapi_extra=REOPEN_BODY.openapi_extra(),
 )
 async def reopen_queue_item(
     item_id: ItemId,
-    session: SessionDep,
     principal: AdminDep,
-    body: Annotated[ReopenRequest | None, Body()] = None,
+    body: Annotated[ReopenRequest | None, Depends(REOPEN_BODY)],
+    session: SessionDep,
 ) -> DecisionOut:
     """Admin only: back to open, `final_decision` cleared; the trail keeps everything."""
     note = body.note if body is not None else ""

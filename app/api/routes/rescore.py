@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from typing import Annotated
+
+from fastapi import APIRouter, Depends
 
 from app.api.deps import RuntimeDep
+from app.api.request_body import JsonBody
 from app.api.rescore_schemas import RescoreOut, RescoreRequest
 from app.api.schemas import error_responses
 from app.auth.dependencies import AdminDep
@@ -12,11 +15,20 @@ from app.rescore.diff import MAX_LISTED_IDS
 from app.rescore.service import rescore
 
 router = APIRouter(prefix="/v1/rescore", tags=["rescore"])
+BODY = JsonBody(RescoreRequest)
 
 
-@router.post("", response_model=RescoreOut, responses=error_responses(404, 422))
+@router.post(
+    "",
+    response_model=RescoreOut,
+    responses=error_responses(404, 422),
+    openapi_extra=BODY.openapi_extra(),
+)
 async def rescore_screenings(
-    body: RescoreRequest, runtime: RuntimeDep, principal: AdminDep
+    # The key first: dependencies are solved in this order, and the body is read last.
+    principal: AdminDep,
+    body: Annotated[RescoreRequest, Depends(BODY)],
+    runtime: RuntimeDep,
 ) -> RescoreOut:
     """Re-read every stored raw reply in scope with the current parser and re-decide with
     the current policy and evidence checks; no model is called. Without `apply` nothing is

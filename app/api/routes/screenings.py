@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import UTC
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Depends, Query
 
 from app.api.deps import RuntimeDep, SessionDep
+from app.api.request_body import JsonBody
 from app.api.schemas import (
     Accepted,
     ScreeningOut,
@@ -24,13 +25,19 @@ from app.vocabulary import Outcome, ScreeningStatus
 
 # Submitters and above (issue 5: every /v1 endpoint needs a key).
 router = APIRouter(prefix="/v1/screenings", tags=["screenings"], dependencies=[submitter_access])
+# Read after the key is checked (a router dependency), never before.
+BODY = JsonBody(ScreeningRequest)
 
 
 @router.post(
-    "", status_code=202, response_model=Accepted, responses=error_responses(400, 409, 413, 422)
+    "",
+    status_code=202,
+    response_model=Accepted,
+    responses=error_responses(400, 409, 413, 422),
+    openapi_extra=BODY.openapi_extra(),
 )
 async def submit_screening(
-    request: ScreeningRequest, session: SessionDep, runtime: RuntimeDep
+    request: Annotated[ScreeningRequest, Depends(BODY)], session: SessionDep, runtime: RuntimeDep
 ) -> Accepted:
     """Queue a pair for screening (or decide it at once when `replies` are supplied)."""
     screening = await intake.submit(session, request, runtime.settings)
