@@ -69,6 +69,10 @@ class Settings(BaseSettings):
     # the largest valid single request: three statements at FAITHSCREEN_MAX_STATEMENT_BYTES,
     # even with every character JSON-escaped, and both supplied replies.
     max_request_bytes: int = Field(default=4 * 1024 * 1024, ge=1)
+    # A request's headers and body must arrive within this many seconds of its first byte
+    # (of the connection opening, for its first request), however slowly the bytes trickle
+    # in; past it the connection is answered 408 and closed.
+    client_timeout_seconds: float = Field(default=30.0, gt=0)
     job_lease_seconds: float = Field(default=60.0, gt=0)
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).

@@ -11,6 +11,7 @@ import typer
 import uvicorn
 
 from app.api.app import create_app
+from app.api.client_deadline import deadline_protocol
 from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopback
 from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
@@ -44,6 +45,8 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
         # SIGTERM: stop taking requests, finish open ones within this bound, then the
         # lifespan stops the worker within FAITHSCREEN_SHUTDOWN_GRACE_SECONDS.
         timeout_graceful_shutdown=max(1, int(settings.shutdown_grace_seconds)),
+        # Each request's headers and body within FAITHSCREEN_CLIENT_TIMEOUT_SECONDS.
+        http=deadline_protocol(settings.client_timeout_seconds),
         # X-Forwarded-Proto (https, so Secure cookies and HSTS) only from these proxies.
         forwarded_allow_ips=settings.forwarded_allow_ips,
         log_level="info",
