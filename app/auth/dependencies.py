@@ -61,6 +61,7 @@ def require(needed: AccessRole) -> Callable[[Principal], Awaitable[Principal]]:
 require_submitter = require(AccessRole.SUBMITTER)
 require_reviewer = require(AccessRole.REVIEWER)
 require_admin = require(AccessRole.ADMIN)
+require_metrics = require(AccessRole.METRICS)
 
 SubmitterDep = Annotated[Principal, Depends(require_submitter)]
 ReviewerDep = Annotated[Principal, Depends(require_reviewer)]
@@ -69,6 +70,7 @@ AdminDep = Annotated[Principal, Depends(require_admin)]
 submitter_access = Depends(require_submitter)
 reviewer_access = Depends(require_reviewer)
 admin_access = Depends(require_admin)
+metrics_access = Depends(require_metrics)  # a metrics key, or an admin's
 
 
 async def _on_unauthorized(_: Request, error: Unauthorized) -> JSONResponse:

@@ -11,21 +11,23 @@ from enum import StrEnum
 
 
 class AccessRole(StrEnum):
-    """What a key may do. Each role may do everything the roles before it may."""
+    """What a key may do. Each role of the chain may do everything the roles before it may;
+    `metrics` stands apart: it may read /metrics and nothing else (and admins may too)."""
 
     SUBMITTER = "submitter"  # submit and read screenings and batches
     REVIEWER = "reviewer"  # plus the review queue and its decisions
     ADMIN = "admin"  # plus keys, reopening decisions, releasing others' claims
-
-    @property
-    def rank(self) -> int:
-        return ACCESS_ROLES.index(self)
+    METRICS = "metrics"  # a Prometheus scraper: /metrics only
 
     def allows(self, needed: AccessRole) -> bool:
-        return self.rank >= needed.rank
+        if AccessRole.METRICS in (self, needed):
+            return self is needed or self is AccessRole.ADMIN
+        return CHAIN.index(self) >= CHAIN.index(needed)
 
 
 ACCESS_ROLES: tuple[AccessRole, ...] = tuple(AccessRole)
+# The roles that include one another, lowest first.
+CHAIN = (AccessRole.SUBMITTER, AccessRole.REVIEWER, AccessRole.ADMIN)
 
 
 @dataclass(frozen=True, slots=True)

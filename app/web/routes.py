@@ -67,7 +67,8 @@ DONE_MESSAGES = {
     "reopened": "Reopened: the item is open again.",
 }
 SUBMITTER_REFUSED = (
-    "A submitter key cannot use the review pages: sign in with a reviewer or admin key."
+    "Only a reviewer or admin key can use the review pages (this one is a submitter's or a "
+    "metrics scraper's): sign in with a reviewer or admin key."
 )
 
 

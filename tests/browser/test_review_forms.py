@@ -178,7 +178,7 @@ def test_a_submitter_key_gets_a_readable_403_and_no_session(site: ReviewSite) ->
         page = client.post("/review/sign-in", data=body)
         assert page.status_code == 403
         assert page.headers["content-type"].startswith("text/html")
-        assert "A submitter key cannot use the review pages" in page.text
+        assert "Only a reviewer or admin key can use the review pages" in page.text
         assert SESSION_COOKIE not in page.headers.get("set-cookie", "")
         # Nor does the key itself in the cookie sign anyone in: the cookie names a session.
         client.cookies.set(SESSION_COOKIE, site.alice, path="/review")

@@ -151,7 +151,7 @@ def test_a_bad_key_and_a_submitter_key_are_refused_at_sign_in_with_a_message(
 
     sign_in(page, site, site.make_key("submitter", "sub"))
     alert = page.inner_text("[role=alert]")
-    assert "A submitter key cannot use the review pages" in alert
+    assert "Only a reviewer or admin key can use the review pages" in alert
     page.goto(f"{site.base_url}/review")
     assert page.locator("#key").count() == 1  # still not signed in
 

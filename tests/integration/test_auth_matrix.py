@@ -17,10 +17,13 @@ import pytest
 from app.auth.keys import generate_key
 from app.auth.principal import AccessRole
 from app.settings import Settings
+from app.web.session import SESSION_COOKIE
 from tests.integration.conftest import Api, StartApi, assert_error_shape
 from tests.integration.queue_support import bearer, make_key, revoke
+from tests.integration.test_review_sessions import csrf_of
 
 SUBMITTER, REVIEWER, ADMIN = AccessRole.SUBMITTER, AccessRole.REVIEWER, AccessRole.ADMIN
+METRICS = AccessRole.METRICS
 NEEDED: dict[tuple[str, str], AccessRole] = {
     ("POST", "/v1/screenings"): SUBMITTER,
     ("GET", "/v1/screenings"): SUBMITTER,
@@ -43,7 +46,7 @@ NEEDED: dict[tuple[str, str], AccessRole] = {
     ("GET", "/v1/keys"): ADMIN,
     ("POST", "/v1/keys"): ADMIN,
     ("DELETE", "/v1/keys/{name}"): ADMIN,
-    ("GET", "/metrics"): ADMIN,
+    ("GET", "/metrics"): METRICS,
 }
 # Paths that need a key: the API, and the Prometheus scrape (issue 6).
 PROTECTED = ("/v1", "/metrics")
@@ -156,3 +159,28 @@ async def test_the_openapi_document_declares_the_bearer_scheme(auth_api: Api) ->
     for path, operations in document["paths"].items():
         for method, operation in operations.items():
             assert bool(operation.get("security")) == path.startswith(PROTECTED), (method, path)
+
+
+async def test_a_metrics_key_reads_metrics_and_nothing_else(auth_api: Api) -> None:
+    """Spelled out rather than through AccessRole.allows, which the matrix above uses."""
+    key = await make_key(auth_api, METRICS, "prometheus")
+    scrape = await auth_api.client.get("/metrics", headers=bearer(key))
+    assert scrape.status_code == 200, scrape.text
+    for method, path in sorted(v1_endpoints(auth_api) - {("GET", "/metrics")}):
+        response = await auth_api.client.request(method, concrete(path), headers=bearer(key))
+        assert response.status_code == 403, f"{method} {path}: {response.text}"
+    for role in (SUBMITTER, REVIEWER):
+        lower = await make_key(auth_api, role, f"not-a-scraper-{role.value}")
+        assert (await auth_api.client.get("/metrics", headers=bearer(lower))).status_code == 403
+    admin = await make_key(auth_api, ADMIN, "admin-scrapes")
+    assert (await auth_api.client.get("/metrics", headers=bearer(admin))).status_code == 200
+
+
+async def test_a_metrics_key_cannot_sign_in_to_the_review_page(auth_api: Api) -> None:
+    key = await make_key(auth_api, METRICS, "prometheus")
+    page = await auth_api.client.get("/review/sign-in")
+    form = {"key": key, "csrf_token": csrf_of(page), "next": "/review"}
+    response = await auth_api.client.post("/review/sign-in", data=form)
+    assert response.status_code == 403, response.text
+    assert "Only a reviewer or admin key" in response.text
+    assert SESSION_COOKIE not in response.headers.get("set-cookie", "")

@@ -1,6 +1,7 @@
 """GET /metrics: Prometheus text format, counted from the database at scrape time.
 
-Admin key required (FAITHSCREEN_AUTH=off opens it, as every endpoint)."""
+A `metrics` key (or an admin's) required: a scraper needs no key that can do more
+(FAITHSCREEN_AUTH=off opens it, as every endpoint)."""
 
 from __future__ import annotations
 
@@ -8,12 +9,12 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 
 from app.api.deps import SessionDep
-from app.auth.dependencies import admin_access
+from app.auth.dependencies import metrics_access
 from app.observability.exposition import CONTENT_TYPE, render
 from app.observability.families import families
 from app.repositories import metrics
 
-router = APIRouter(tags=["operations"], dependencies=[admin_access])
+router = APIRouter(tags=["operations"], dependencies=[metrics_access])
 
 
 @router.get("/metrics", response_class=PlainTextResponse)
