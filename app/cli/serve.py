@@ -4,11 +4,16 @@
 from __future__ import annotations
 
 import asyncio
+import errno
+import logging
 import signal
+import socket
+import sys
 from types import FrameType
 
 import typer
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 
 from app.api.app import create_app
 from app.api.client_deadline import deadline_protocol
@@ -18,6 +23,8 @@ from app.db.migrate import upgrade_to_head
 from app.observability.logging import configure_logging
 from app.runtime import Runtime
 from app.settings import get_settings
+
+log = logging.getLogger("faithscreen.serve")
 
 HostOption = typer.Option("127.0.0.1", "--host", help="Address to bind.")
 PortOption = typer.Option(8000, "--port", help="Port to bind.")
@@ -29,6 +36,8 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     """Run the HTTP API (and, unless --no-worker, the screening worker) in one process."""
     settings = get_settings()
     refuse_auth_off_beyond_loopback(settings, host)  # issue 5: keys and roles
+    # The port first: if it is taken, nothing (migration, first key, worker) has started.
+    listener = _bind_or_exit(host, port)
     configure_logging(json=settings.log_format == "json")
     upgrade_to_head(settings.database_url)
     announce_first_admin_key(settings)  # issue 5: keys and roles
@@ -38,7 +47,7 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     # signal, so supervisors see a requested stop as a success.
     signal.signal(signal.SIGTERM, _exit_after_graceful_stop)
     signal.signal(signal.SIGINT, _exit_after_graceful_stop)
-    uvicorn.run(
+    config = uvicorn.Config(
         app,
         host=host,
         port=port,
@@ -54,6 +63,37 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
         # and URL credentials masked (its access lines show query strings).
         log_config=None,
     )
+    server = uvicorn.Server(config)
+    # uvicorn logs no address for a socket it is handed.
+    log.info("serving http://%s:%d (Ctrl+C to stop)", host, listener.getsockname()[1])
+    server.run(sockets=[listener])
+    if not server.started:  # as uvicorn.run: a failed startup is not a success
+        sys.exit(STARTUP_FAILURE)
+
+
+def _bind_or_exit(host: str, port: int) -> socket.socket:
+    """A listening socket on host:port, or one line and exit 1 (a port in use, mostly)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    listener = socket.socket(family, socket.SOCK_STREAM)
+    # As uvicorn binds: a restart may reuse a port whose old connections linger.
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        listener.bind((host, port))
+    except OSError as error:
+        listener.close()
+        typer.echo(f"faithscreen serve: {_bind_refusal(host, port, error)}", err=True)
+        raise typer.Exit(1) from None
+    listener.set_inheritable(True)
+    return listener
+
+
+def _bind_refusal(host: str, port: int, error: OSError) -> str:
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} on {host} is in use (another server?): "
+            "stop it or choose another with --port"
+        )
+    return f"cannot bind {host}:{port} ({error.strerror}): choose another --host or --port"
 
 
 def _exit_after_graceful_stop(signum: int, _frame: FrameType | None) -> None:
