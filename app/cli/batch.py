@@ -43,7 +43,7 @@ from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
-from app.intake.batches import BatchBody, BatchRejected, submit_batch
+from app.intake.batches import Accepted, BatchBody, BatchRejected, submit_batch
 from app.models.batch import Batch
 from app.repositories import batches
 from app.runtime import Runtime
@@ -257,18 +257,28 @@ def _error_body(response: httpx2.Response) -> dict[str, Any]:
 
 
 @cli.command("screen")
-def screen_command(pairs: PairsArgument, out: OutOption = None) -> None:
+def screen_command(
+    pairs: PairsArgument,
+    out: OutOption = None,
+    again: Annotated[
+        bool,
+        typer.Option("--again", help="Screen anew a file this database has screened before."),
+    ] = False,
+) -> None:
     """Screen a pairs file here, with a local database and worker; write the results.
 
     The database is FAITHSCREEN_DATABASE_URL, else ./faithscreen.db. Every line is checked
     first, as a batch's items are: if any is invalid, they are reported and none is screened.
+    The same file screened again on the same database prints the earlier results (its key
+    is the file's sha256, as `submit`'s), unless --again.
     """
     settings = get_settings()
     try:
         found = surveyed(pairs)
         body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
+        key = None if again else default_idempotency_key(found.digest, None)
         upgrade_to_head(settings.database_url)
-        asyncio.run(_screen(pairs, found, body, settings, out))
+        asyncio.run(_screen(pairs, found, body, settings, out, key))
     except CommandFailed as error:
         fail_command("screen", error)
     except KeyboardInterrupt:
@@ -279,11 +289,23 @@ def screen_command(pairs: PairsArgument, out: OutOption = None) -> None:
 
 
 async def _screen(
-    pairs: Path, found: Survey, body: BatchBody, settings: Settings, out: Path | None
+    pairs: Path,
+    found: Survey,
+    body: BatchBody,
+    settings: Settings,
+    out: Path | None,
+    key: str | None,
 ) -> None:
     runtime = local_runtime(settings)
     try:
-        batch = await intake_locally(runtime, pairs, found, body)
+        accepted = await intake_locally(runtime, pairs, found, body, idempotency_key=key)
+        batch = accepted.batch
+        if not accepted.created:
+            typer.echo(
+                f"faithscreen screen: {pairs} was screened before as batch {batch.id}; "
+                "these are its results (--again screens it anew)",
+                err=True,
+            )
         runtime.start()
         progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
         await _write_local_results(runtime, batch.id, out)
@@ -299,14 +321,23 @@ def local_runtime(settings: Settings) -> Runtime:
 
 
 async def intake_locally(
-    runtime: Runtime, pairs: Path, found: Survey, body: BatchBody, name: str | None = None
-) -> Batch:
+    runtime: Runtime,
+    pairs: Path,
+    found: Survey,
+    body: BatchBody,
+    name: str | None = None,
+    *,
+    idempotency_key: str | None = None,
+) -> Accepted:
     """Store every pair in one transaction, as `POST /v1/batches` does; nothing if one
-    item is invalid. The batch is named `name`, else after the file."""
+    item is invalid. The batch is named `name`, else after the file. With a key this
+    database has seen, the batch stored then (`created` False)."""
     try:
         async with runtime.sessions() as session:
             named = name or pairs.name
-            accepted = await submit_batch(session, body, runtime.settings, name=named)
+            accepted = await submit_batch(
+                session, body, runtime.settings, name=named, idempotency_key=idempotency_key
+            )
             await session.commit()
     except BatchRejected as error:
         if not error.details:  # the batch as a whole: empty, or too many items
@@ -314,7 +345,7 @@ async def intake_locally(
         raise _bad_lines(pairs, error.message, found.intake_problems(error.details)) from None
     except AppError as error:
         raise CommandFailed(error.message, EXIT_BAD_INPUT) from None
-    return accepted.batch
+    return accepted
 
 
 async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) -> dict[str, Any]:

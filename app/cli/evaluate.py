@@ -159,7 +159,7 @@ async def _screen_locally(
 ) -> tuple[Body, Body]:
     runtime = local_runtime(settings)
     try:
-        batch = await intake_locally(runtime, pairs, found, body, name)
+        batch = (await intake_locally(runtime, pairs, found, body, name)).batch
         typer.echo(f"batch {batch.id}: {found.total} pairs", err=True)
         runtime.start()
         progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")

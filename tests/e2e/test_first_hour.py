@@ -8,7 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.test_cli_batch import faithscreen
+from tests.e2e.test_cli_batch import (
+    LINES,
+    check_results,
+    faithscreen,
+    pairs_file,
+    script,
+    stored_screenings,
+)
+from tests.support.scripted_openai import ScriptedOpenAI
+from tests.support.serve_process import provider_env
 
 pytestmark = pytest.mark.e2e
 
@@ -28,3 +37,30 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_1_with_nothing_started(
     assert f"port {port}" in line and "--port" in line, line
     assert done.stdout == ""  # no first admin key announced
     assert not database.exists()  # no migration ran
+
+
+def test_screen_run_twice_prints_the_earlier_results_and_again_screens_anew(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    script(scripted_openai)
+    env = provider_env(scripted_openai.base_url, FAITHSCREEN_DATABASE_URL=database_url)
+    path = pairs_file(tmp_path, [line for line, _ in LINES])
+    first = faithscreen(env, "screen", str(path))
+    assert first.returncode == 0, first.stderr
+    check_results(first.stdout)
+    asked = len(scripted_openai.requests)
+
+    second = faithscreen(env, "screen", str(path))
+    assert second.returncode == 0, second.stderr
+    assert second.stdout == first.stdout  # the same screenings, ids and all
+    assert "screened before as batch" in second.stderr and "--again" in second.stderr
+    assert len(scripted_openai.requests) == asked
+    assert stored_screenings(database_url) == 4
+
+    script(scripted_openai)  # the scripted steps were used up by the first run
+    anew = faithscreen(env, "screen", str(path), "--again")
+    assert anew.returncode == 0, anew.stderr
+    check_results(anew.stdout)
+    assert "screened before" not in anew.stderr
+    assert len(scripted_openai.requests) > asked
+    assert stored_screenings(database_url) == 8
