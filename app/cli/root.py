@@ -35,6 +35,9 @@ cli = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # Plain click help: typer's rich panels print a `<bool>` metavar after every flag
+    # (`--wait <bool>`, even `--help <bool>`), as if it took a value. Sub-apps inherit it.
+    rich_markup_mode=None,
     cls=CommandGroup,
 )
 

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 
 import pytest
+import typer
 
+from app.cli import cli
 from tests.e2e.test_cli_batch import (
     LINES,
     check_results,
@@ -64,3 +67,32 @@ def test_screen_run_twice_prints_the_earlier_results_and_again_screens_anew(
     assert "screened before" not in anew.stderr
     assert len(scripted_openai.requests) > asked
     assert stored_screenings(database_url) == 8
+
+
+def command_paths() -> list[list[str]]:
+    """Every command and sub-command of `faithscreen`, as the words that name it."""
+    paths: list[list[str]] = []
+
+    # Any: typer builds its commands with a click of its own, not importable in public.
+    def walk(command: Any, path: list[str]) -> None:
+        paths.append(path)
+        for name, sub in getattr(command, "commands", {}).items():
+            walk(sub, [*path, name])
+
+    walk(typer.main.get_command(cli), [])
+    return paths
+
+
+def test_every_flag_of_every_command_shows_in_help_as_a_plain_flag() -> None:
+    paths = command_paths()
+    assert ["submit"] in paths and ["keys", "create"] in paths and ["eval", "run"] in paths
+    for path in paths:
+        done = faithscreen({}, *path, "--help", timeout=60)
+        assert done.returncode == 0, (path, done.stderr)
+        assert "--help" in done.stdout, path
+        assert "<bool>" not in done.stdout, (path, done.stdout)
+    help_text = faithscreen({}, "submit", "--help").stdout
+    assert any(
+        line.split() == ["--wait", "Wait,", "showing", "progress."]
+        for line in help_text.splitlines()
+    ), help_text
