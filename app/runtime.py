@@ -107,7 +107,7 @@ class Runtime:
                 sessions,
                 runtime.pipeline,
                 lease_seconds=settings.job_lease_seconds,
-                capacity=settings.worker_capacity or 2 * settings.llm_concurrency,
+                capacity=settings.effective_worker_capacity,
                 failures=FailurePolicy(sessions),
                 free_dead_local_jobs=engine.dialect.name == "sqlite",
             )

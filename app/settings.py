@@ -122,9 +122,16 @@ class Settings(BaseSettings):
     def missing_providers(self) -> list[str]:
         return [name for role in Role for name in self.provider(role).missing(role)]
 
+    @property
+    def effective_worker_capacity(self) -> int:
+        """FAITHSCREEN_WORKER_CAPACITY, or twice FAITHSCREEN_LLM_CONCURRENCY when it is 0."""
+        return self.worker_capacity or 2 * self.llm_concurrency
+
     def masked(self) -> dict[str, Any]:
-        """The effective configuration with every secret masked, for `faithscreen config`."""
+        """The effective configuration with every secret masked, for `faithscreen config`:
+        derived defaults as the values they stand for (worker_capacity 0 shows as 32)."""
         data = self.model_dump(mode="json")
+        data["worker_capacity"] = self.effective_worker_capacity
         data["database_url"] = mask_url_credentials(self.database_url)
         for role in Role:
             provider = self.provider(role)

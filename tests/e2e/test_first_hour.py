@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 import socket
 from pathlib import Path
 from typing import Any
@@ -96,3 +97,17 @@ def test_every_flag_of_every_command_shows_in_help_as_a_plain_flag() -> None:
         line.split() == ["--wait", "Wait,", "showing", "progress."]
         for line in help_text.splitlines()
     ), help_text
+
+
+@pytest.mark.parametrize(
+    ("env", "capacity"),
+    [
+        ({}, 32),  # 0: twice the default FAITHSCREEN_LLM_CONCURRENCY of 16
+        ({"FAITHSCREEN_LLM_CONCURRENCY": "5"}, 10),
+        ({"FAITHSCREEN_WORKER_CAPACITY": "7"}, 7),
+    ],
+)
+def test_config_shows_effective_values(env: dict[str, str], capacity: int) -> None:
+    done = faithscreen(env, "config")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["worker_capacity"] == capacity
