@@ -35,6 +35,7 @@ from app.cli.pairs_file import (
     LineProblem,
     PairsFileError,
     Survey,
+    describe_ignored,
     describe_problems,
     ndjson_body,
     survey,
@@ -143,6 +144,8 @@ def surveyed(pairs: Path) -> Survey:
         raise _bad_lines(pairs, "", found.problems)
     if not found.total:
         raise CommandFailed(f"{pairs} holds no pairs", EXIT_BAD_INPUT)
+    if (ignored := describe_ignored(found.ignored)) is not None:
+        typer.echo(f"faithscreen: {pairs}: {ignored}", err=True)
     return found
 
 

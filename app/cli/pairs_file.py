@@ -7,17 +7,13 @@ Three shapes of line, told apart by their fields:
   `superseded` or `withdrawn` (true), or whose decision is `unsure`, is skipped: no item,
   no error. Of several current decisions on one pair (the same informal, formal and
   header), the last in the file is the pair's final one; the earlier ones are skipped.
-- a row of a shared data set (the pairs, or the labelled set) has an `id` and no
-  `external_id`. It keeps `informal`, `formal`, `header`, `label`, `tags`, `replies` and
-  `options`, takes its `id` as the `external_id`, and its `source` as the tag
-  `source:<source>` (every character outside the tag alphabet replaced by `-`, cut to 64
-  characters; added to its own tags unless already there or they are already 16). The rest
-  (`why`, `repo`, `commit`, ...) is dropped.
-- anything else is a screening request as the API takes it (`informal`, `formal`,
-  `header`?, `external_id`?, `options`?, `replies`?, `label`?, `tags`?).
-
-A request never has an `id` or a `decision_id` (the schema forbids both), and an export row
-never has an `id`, so no line can be read as the wrong shape.
+- any other row is a screening request. It keeps every field the request schema knows
+  (`informal`, `formal`, `header`, `external_id`, `options`, `replies`, `label`, `tags`);
+  its `id` becomes the `external_id` when it has none (a shared data set's rows), and is
+  ignored otherwise; its `source` becomes the tag `source:<source>` (every character
+  outside the tag alphabet replaced by `-`, cut to 64 characters; added to its own tags
+  unless already there or they are already 16). The rest (`why`, `repo`, `commit`, ...)
+  is ignored, and `Survey.ignored` counts the rows that had each such field.
 
 Lines are numbered from 1, as an editor shows them. Blank lines and skipped lines are
 counted, so an item's index (what the batch intake reports) and its line number can differ:
@@ -48,7 +44,9 @@ from app.intake.requests import MAX_TAGS, ScreeningRequest
 from app.vocabulary import Label
 
 JSON_WHITESPACE = " \t\r\n"
-SHARED_ROW_FIELDS = ("informal", "formal", "header", "label", "tags", "replies", "options")
+REQUEST_FIELDS = tuple(ScreeningRequest.model_fields)
+# Read from a row though no request field: `id` (as external_id) and `source` (as a tag).
+MAPPED_FIELDS = ("id", "source")
 EXPORT_ROW_FIELDS = ("informal", "formal", "header", "external_id")
 LABELS = tuple(label.value for label in Label)
 UNSURE = "unsure"  # a decision saying the reviewer could not tell
@@ -77,6 +75,7 @@ class PairLine:
     wire: bytes  # the item as one application/x-ndjson line
     # A decision (an export row): a digest of the pair it decides, None for other lines.
     decided_pair: bytes | None = None
+    ignored: tuple[str, ...] = ()  # the row's fields no request has, left out
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,6 +101,7 @@ class Survey:
     line_numbers: list[int] = field(default_factory=list)  # item index -> line number
     problems: list[LineProblem] = field(default_factory=list)
     skipped: dict[int, str] = field(default_factory=dict)  # line number -> why no item
+    ignored: dict[str, int] = field(default_factory=dict)  # field -> rows it was left out of
 
     @property
     def total(self) -> int:
@@ -132,6 +132,8 @@ class Survey:
         else:
             self.line_numbers.append(line.number)
             self.problems.extend(schema_problems(line))
+            for name in line.ignored:
+                self.ignored[name] = self.ignored.get(name, 0) + 1
 
     def drop_skipped_items(self) -> None:
         """Decisions a later line showed not to be final are no items after all."""
@@ -250,16 +252,36 @@ def _changed(path: Path, number: int | None) -> PairsFileError:
 
 
 def request_fields(row: dict[str, Any]) -> dict[str, Any]:
-    """A line's screening request: an export or shared-data row mapped, anything else as
-    it is. (Whether an export row is an item at all is `skipped_row`'s to say.)"""
+    """A line's screening request: an export row or any other row mapped as the module
+    docstring says. (Whether an export row is an item at all is `skipped_row`'s to say.)"""
     if is_export_row(row):
         kept = {name: row[name] for name in EXPORT_ROW_FIELDS if name in row}
         return kept | {"label": row.get("decision")}
-    if "id" not in row or "external_id" in row:
-        return row
-    kept = {name: row[name] for name in SHARED_ROW_FIELDS if name in row}
-    tags = with_source_tag(kept.get("tags", []), row.get("source"))
-    return kept | ({"tags": tags} if tags or "tags" in kept else {}) | {"external_id": row["id"]}
+    kept = {name: row[name] for name in REQUEST_FIELDS if name in row}
+    if "id" in row and "external_id" not in row:
+        kept["external_id"] = row["id"]
+    if "source" in row:
+        tags = with_source_tag(kept.get("tags", []), row["source"])
+        kept |= {"tags": tags} if tags or "tags" in kept else {}
+    return kept
+
+
+def ignored_fields(row: Mapping[str, Any]) -> tuple[str, ...]:
+    """The fields of a (non-export) row that `request_fields` leaves out."""
+    if is_export_row(row):
+        return ()
+    ignored = [n for n in row if n not in REQUEST_FIELDS and n not in MAPPED_FIELDS]
+    if "id" in row and "external_id" in row:
+        ignored.insert(0, "id")
+    return tuple(ignored)
+
+
+def describe_ignored(ignored: Mapping[str, int]) -> str | None:
+    """`ignored fields no request has: why (3 rows), repo (1 row)`, or None."""
+    if not ignored:
+        return None
+    counts = ", ".join(f"{n} ({c} row{'' if c == 1 else 's'})" for n, c in ignored.items())
+    return f"ignored fields no screening request has: {counts}"
 
 
 def is_export_row(row: Mapping[str, Any]) -> bool:
@@ -339,7 +361,8 @@ def _pair_line(number: int, raw: bytes) -> PairLine | LineProblem | SkippedLine 
     except ValueError:
         return LineProblem(number, "NaN or Infinity is not a JSON value")
     # ASCII escapes keep a lone surrogate (a JSON "\ud800") sendable as valid JSON.
-    return PairLine(number, item, wire.encode("ascii") + b"\n", _decided_pair(row, item))
+    wire_line = wire.encode("ascii") + b"\n"
+    return PairLine(number, item, wire_line, _decided_pair(row, item), ignored_fields(row))
 
 
 def _json_object(number: int, raw: bytes) -> dict[str, Any] | LineProblem | None:

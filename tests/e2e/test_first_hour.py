@@ -111,3 +111,22 @@ def test_config_shows_effective_values(env: dict[str, str], capacity: int) -> No
     done = faithscreen(env, "config")
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["worker_capacity"] == capacity
+
+
+def test_rows_keep_their_request_fields_and_the_ignored_ones_are_named_once(
+    database_url: str, tmp_path: Path
+) -> None:
+    # Supplied replies: decided at intake, no provider needed.
+    supplied = {k: v for k, v in (LINES[3][0] or {}).items() if k != "external_id"}
+    rows = [
+        supplied | {"id": "ignored-id", "external_id": "kept", "why": "a note"},
+        supplied | {"id": "from-id", "source": "miniF2F", "why": "another", "repo": "r"},
+    ]
+    env = {"FAITHSCREEN_DATABASE_URL": database_url}
+    done = faithscreen(env, "screen", str(pairs_file(tmp_path, rows)))
+    assert done.returncode == 0, done.stderr
+    results = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [r["external_id"] for r in results] == ["kept", "from-id"]
+    [line] = [line for line in done.stderr.splitlines() if "ignored" in line]
+    assert "id (1 row)" in line and "why (2 rows)" in line and "repo (1 row)" in line, line
+    assert "source" not in line.split("has:")[-1]

@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 from app.cli import pairs_file
 from app.cli.pairs_file import (
+    REQUEST_FIELDS,
     SKIP_NOT_FINAL,
     LineProblem,
     PairLine,
@@ -74,13 +75,20 @@ def test_a_request_line_is_kept_as_it_is() -> None:
     assert request_fields(dict(request)) == request
 
 
-def test_a_row_with_both_id_and_external_id_is_not_mapped_and_is_refused(
+def test_a_row_with_both_id_and_external_id_keeps_its_external_id_and_ignores_id(
     tmp_path: Path,
 ) -> None:
-    row = REQUEST | {"id": "a", "external_id": "b"}
-    assert request_fields(dict(row)) == row
-    found = survey(write(tmp_path, json.dumps(row)))
-    assert found.problems == [LineProblem(1, "Extra inputs are not permitted", "id")]
+    row = REQUEST | {"id": "a", "external_id": "b", "why": "w"}
+    assert request_fields(dict(row)) == REQUEST | {"external_id": "b"}
+    found = survey(write(tmp_path, json.dumps(row), json.dumps(row | {"why": None})))
+    assert found.problems == []
+    assert found.ignored == {"id": 2, "why": 2}
+
+
+def test_a_shared_data_row_names_the_fields_it_drops(tmp_path: Path) -> None:
+    found = survey(write(tmp_path, json.dumps(SHARED_ROW)))
+    assert set(found.ignored) == set(SHARED_ROW) - {*REQUEST_FIELDS, "id", "source"}
+    assert "id" not in found.ignored and "source" not in found.ignored
 
 
 def test_every_shared_data_file_row_reads_as_a_request() -> None:
