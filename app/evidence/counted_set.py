@@ -14,85 +14,133 @@ global property ("a set of 4 numbers whose mean ...") is a legitimate hypothesis
 
 from __future__ import annotations
 
+import operator
+from bisect import bisect_left, bisect_right
+from itertools import compress, repeat
+
 from app.evidence.declaration import Declaration, main_theorem
-from app.evidence.lean_source import CLOSERS, OPENERS, Kind, Token, lean_tokens
+from app.evidence.lean_source import Kind, Tokens, lean_tokens
 from app.vocabulary import Pair
 
 SET_TYPES = frozenset({"Finset", "Set"})
 _NOT_ONE_EQUATION = frozenset(["→", "∧", "∨", "↔", "¬", "∀", "∃", "≠", "<", ">", "≤", "≥", "∣"])
+_EQUATION_PARTS = _NOT_ONE_EQUATION | {"="}
 _MEASURES = frozenset({"card", "ncard", "encard", "sum", "prod"})
 _MEASURE_FUNCTIONS = frozenset(
     {"card", "Finset.card", "Set.ncard", "Set.encard", "Nat.card", "Fintype.card"}
 )
+_DOMAINS = frozenset(["∈", "in"])
+_OPEN = frozenset(["("])
+MAX_FINDINGS = 5
 
 
 def find_counted_set(pair: Pair) -> list[str]:
-    theorem = main_theorem(lean_tokens(pair.formal))
-    if theorem is None or not _is_one_equation(theorem.conclusion):
+    tokens = lean_tokens(pair.formal)
+    theorem = main_theorem(tokens)
+    if theorem is None or not _is_one_equation(tokens, theorem.conclusion):
         return []
-    return [
-        _message(name)
-        for name in _set_variables(theorem)
-        if _measures(theorem.conclusion, name) and not _pinned(theorem, name)
+    measured = _measured(tokens, theorem.conclusion)
+    candidates = [name for name in _set_variables(tokens, theorem) if name in measured]
+    pinned = _pinned(tokens, theorem, set(candidates))
+    found = [_message(name) for name in candidates if name not in pinned]
+    return found[:MAX_FINDINGS]
+
+
+def _is_one_equation(tokens: Tokens, conclusion: range) -> bool:
+    """`lhs = rhs` and nothing else at the top level (no `→`, `∧`, `∃`, `<`, ...), inside
+    any number of redundant parentheses: `((S.card = 3))`.
+
+    Layer k of parentheses is the conclusion without its first and last k tokens, read at
+    depth k; the first layer that holds an `=`-like part, is empty or does not open with
+    `(` decides. That layer is found from the positions of the parts and of `(`, never by
+    peeling one layer at a time: linear in the conclusion, however deep the nesting.
+    """
+    texts, start, stop = tokens.texts, conclusion.start, conclusion.stop
+    base = tokens.depth_before(start)
+    parts = _between(tokens.positions(_EQUATION_PARTS), start, stop)
+    layer = min(
+        _opening_parentheses(tokens, start),
+        (stop - start + 1) // 2,
+        *(
+            depth
+            for index in parts
+            if (depth := tokens.depths[index] - base) >= 0 and start + depth <= index < stop - depth
+        ),
+    )
+    at_layer = [
+        texts[index]
+        for index in parts
+        if tokens.depths[index] == base + layer and start + layer <= index < stop - layer
     ]
+    return len(at_layer) == 1 and at_layer[0] == "="
 
 
-def _is_one_equation(conclusion: tuple[Token, ...]) -> bool:
-    """`lhs = rhs` and nothing else at the top level (no `→`, `∧`, `∃`, `<`, ...)."""
-    depth, equals = 0, 0
-    for token in conclusion:
-        depth += (token.text in OPENERS) - (token.text in CLOSERS)
-        if depth == 0 and token.text in _NOT_ONE_EQUATION:
-            return False
-        equals += depth == 0 and token.text == "="
-    if equals == 0 and conclusion and conclusion[0].text == "(":
-        return _is_one_equation(conclusion[1:-1])  # `(S.card = 3)`
-    return equals == 1
+def _opening_parentheses(tokens: Tokens, start: int) -> int:
+    """How many `(` follow one another from `start` (a binary search over their indices)."""
+    opens = tokens.positions(_OPEN)
+    first = bisect_left(opens, start)
+    if first == len(opens) or opens[first] != start:
+        return 0
+    # opens[first + k] - k == start exactly while the run goes on.
+    return bisect_left(range(len(opens) - first), 1, key=lambda k: opens[first + k] - k - start)
 
 
-def _set_variables(theorem: Declaration) -> list[str]:
+def _set_variables(tokens: Tokens, theorem: Declaration) -> list[str]:
     return [
         name
         for binder in theorem.binders
-        if binder.type and binder.type[0].text in SET_TYPES
+        if binder.type and tokens.texts[binder.type.start] in SET_TYPES
         for name in binder.names
     ]
 
 
-def _measures(conclusion: tuple[Token, ...], name: str) -> bool:
-    """`S.card`, `card S`, `∑ k ∈ S`, `∑ k in S` somewhere in the conclusion."""
-    for index, token in enumerate(conclusion):
-        head, _, field = token.text.partition(".")
-        if head == name and field in _MEASURES:
-            return True
-        applied = index + 1 < len(conclusion) and conclusion[index + 1].text == name
-        if applied and (
-            token.text in _MEASURE_FUNCTIONS or _is_big_operator_domain(conclusion, index)
-        ):
-            return True
-    return False
+def _measured(tokens: Tokens, conclusion: range) -> set[str]:
+    """The names the conclusion measures: `S.card`, `card S`, `∑ k ∈ S`, `∑ k in S`."""
+    texts, start, stop = tokens.texts, conclusion.start, conclusion.stop
+    inside = texts[start:stop]
+    dotted = compress(inside, map(operator.contains, inside, repeat(".")))
+    measured = {
+        name for name, _, field in map(str.partition, dotted, repeat(".")) if field in _MEASURES
+    }
+    for index in _between(tokens.positions(_MEASURE_FUNCTIONS), start, stop - 1):
+        measured.add(texts[index + 1])
+    for index in _between(tokens.positions(_DOMAINS), start + 2, stop - 1):
+        if texts[index - 2] in ("∑", "∏"):
+            measured.add(texts[index + 1])
+    return measured
 
 
-def _is_big_operator_domain(conclusion: tuple[Token, ...], index: int) -> bool:
-    """The `∈`/`in` at `index` follows `∑ k` or `∏ k` (not a membership claim)."""
-    is_domain = conclusion[index].text in ("∈", "in")
-    return is_domain and index >= 2 and conclusion[index - 2].text in ("∑", "∏")
-
-
-def _pinned(theorem: Declaration, name: str) -> bool:
-    """Some hypothesis uses `name` other than as the domain of `∀ x ∈ S,` / `∃ x : S,`."""
-    return any(
-        token.kind is Kind.IDENT and token.head == name and not _one_way(binder.type, index)
-        for binder in theorem.binders
-        for index, token in enumerate(binder.type)
+def _pinned(tokens: Tokens, theorem: Declaration, names: set[str]) -> set[str]:
+    """Those of `names` some hypothesis uses other than as the domain of `∀ x ∈ S,` /
+    `∃ x : S,`. Only the uses of `names` are visited."""
+    if not names or not theorem.binders:
+        return set()
+    types = [binder.type for binder in theorem.binders]
+    starts = [part.start for part in types]
+    low, high = starts[0], types[-1].stop
+    heads, kinds = tokens.heads()[low:high], tokens.kinds[low:high]
+    uses = map(
+        operator.and_, map(names.__contains__, heads), map(operator.is_, kinds, repeat(Kind.IDENT))
     )
+    pinned: set[str] = set()
+    for index in compress(range(low, high), uses):
+        part = types[bisect_right(starts, index) - 1]
+        if index < part.stop and not _one_way(tokens, part, index):
+            pinned.add(tokens.heads()[index])
+    return pinned
 
 
-def _one_way(tokens: tuple[Token, ...], index: int) -> bool:
-    """`∀ x ∈ S` / `∃ x : S` around `tokens[index]` (which is exactly `S`)."""
-    if tokens[index].text != tokens[index].head or index < 3:
+def _one_way(tokens: Tokens, part: range, index: int) -> bool:
+    """`∀ x ∈ S` / `∃ x : S` around `tokens[index]` (which is exactly `S`) in one binder's
+    type."""
+    texts = tokens.texts
+    if "." in texts[index] or index - part.start < 3:
         return False  # `S.card` measures S: that constrains it
-    return tokens[index - 1].text in ("∈", ":") and tokens[index - 3].text in ("∀", "∃")
+    return texts[index - 1] in ("∈", ":") and texts[index - 3] in ("∀", "∃")
+
+
+def _between(positions: list[int], low: int, high: int) -> list[int]:
+    return positions[bisect_left(positions, low) : bisect_left(positions, high)]
 
 
 def _message(name: str) -> str:

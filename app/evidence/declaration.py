@@ -2,14 +2,20 @@
 
 Approximate by design: it knows bracketed binders `(a b : T)`, `{α : Type*}`, `[Ring R]`,
 `⦃x⦄` and bare `(n)`, then a `:` and the conclusion up to `:=`. That is how every
-statement in the shared data is written.
+statement in the shared data is written. Binder types and the conclusion are ranges of
+token indices into the `Tokens` they were read from.
 """
 
 from __future__ import annotations
 
+import functools
+import operator
+from bisect import bisect_left
 from dataclasses import dataclass
+from itertools import compress
+from itertools import count as count_from
 
-from app.evidence.lean_source import CLOSERS, OPENERS, Kind, Token, Tokens
+from app.evidence.lean_source import CLOSERS, OPENERS, Kind, Tokens
 
 THEOREM_KEYWORDS = frozenset({"theorem", "lemma", "example"})
 DECLARATION_KEYWORDS = THEOREM_KEYWORDS | {
@@ -21,12 +27,13 @@ DECLARATION_KEYWORDS = THEOREM_KEYWORDS | {
     "class",
     "axiom",
 }
+_DEFINITION_STOPS = DECLARATION_KEYWORDS | {":="}
 
 
 @dataclass(frozen=True, slots=True)
 class Binder:
     names: tuple[str, ...]
-    type: tuple[Token, ...]  # empty for a bare binder such as `(n)`
+    type: range  # token indices; empty (at the group's start) for a bare binder `(n)`
     bracket: str
 
 
@@ -34,67 +41,91 @@ class Binder:
 class Declaration:
     keyword: str
     binders: tuple[Binder, ...]
-    conclusion: tuple[Token, ...]
+    conclusion: range  # token indices
 
 
+# Two lints read the main theorem of the same tokens, one after the other.
+@functools.lru_cache(maxsize=4)
 def main_theorem(tokens: Tokens) -> Declaration | None:
     """The last theorem, lemma or example: the statement a pair is about."""
-    starts = [i for i, token in enumerate(tokens.items) if token.text in THEOREM_KEYWORDS]
+    starts = tokens.positions(THEOREM_KEYWORDS)
     return read_declaration(tokens, starts[-1]) if starts else None
 
 
 def read_declaration(tokens: Tokens, start: int) -> Declaration:
     """The declaration whose keyword is at `start`: binder groups, then `:` and conclusion."""
-    items = tokens.items
+    texts = tokens.texts
     index = start + 1
-    if index < len(items) and items[index].kind is Kind.IDENT:
+    if index < len(texts) and tokens.kinds[index] is Kind.IDENT:
         index += 1  # the declaration's name
     groups = binder_groups(tokens, index)
     index = groups[-1][1] if groups else index
-    binders = tuple(read_binder(items[begin:end]) for begin, end in groups)
-    conclusion: tuple[Token, ...] = ()
-    if index < len(items) and items[index].text == ":":
-        conclusion = tuple(_up_to_definition(items, index + 1))
-    return Declaration(items[start].text, binders, conclusion)
+    binders = tuple(read_binder(tokens, begin, end) for begin, end in groups)
+    conclusion = range(index, index)
+    if index < len(texts) and texts[index] == ":":
+        conclusion = range(index + 1, _definition_start(tokens, index + 1))
+    return Declaration(texts[start], binders, conclusion)
 
 
 def binder_groups(tokens: Tokens, index: int) -> list[tuple[int, int]]:
     """(start, end) of each bracket group following one another from `index`."""
-    groups: list[tuple[int, int]] = []
-    while index < len(tokens.items) and tokens.items[index].text in OPENERS:
-        groups.append((index, tokens.group_end(index)))
-        index = groups[-1][1]
-    return groups
+    texts = tokens.texts
+    if index >= len(texts) or texts[index] not in OPENERS:
+        return []
+    # At one level the groups' openers and closers alternate: the run is read from those
+    # two lists, up to the first gap between a group's end and the next group's start.
+    level = tokens.depths[index]
+    openers = tokens.positions_by_depth(OPENERS)[level]
+    closers = tokens.positions_by_depth(CLOSERS).get(level - 1, [])
+    first, closed = bisect_left(openers, index), bisect_left(closers, index)
+    length = _run_length(openers, closers, first, closed)
+    ends = [closer + 1 for closer in closers[closed : closed + length]]
+    ends += [len(texts)] * (length - len(ends))  # the last group never closes
+    return list(zip(openers[first : first + length], ends, strict=True))
 
 
-def read_binder(group: list[Token]) -> Binder:
-    """One bracketed binder group, brackets included."""
-    names = binder_names(group)
-    colon = 1 + len(names)
-    if names and colon < len(group) and group[colon].text == ":":
-        closed = group[-1].text in CLOSERS
-        return Binder(names, tuple(group[colon + 1 : -1 if closed else None]), group[0].text)
-    return Binder(names, (), group[0].text)
+def _run_length(openers: list[int], closers: list[int], first: int, closed: int) -> int:
+    """How many groups follow one another from `openers[first]` (whose closer is
+    `closers[closed]`), compared in chunks that double, so the work is the run's length."""
+    done, size = 0, 8
+    while True:
+        ends = map((1).__add__, closers[closed + done : closed + done + size])
+        starts = openers[first + done + 1 : first + done + 1 + size]
+        compared = min(len(starts), len(closers) - closed - done)
+        gap = next(compress(count_from(1), map(operator.ne, starts, ends)), None)
+        if gap is not None:
+            return done + gap
+        if compared < size:
+            return done + compared + 1  # no more groups, or the last one never closes
+        done, size = done + size, size * 2
 
 
-def binder_names(group: list[Token]) -> tuple[str, ...]:
-    """The names a group binds: `(a b : T)` -> a, b; bare `(n)` -> n; `[Ring R]` -> none."""
-    names: list[str] = []
-    for token in group[1:]:
-        if token.kind is not Kind.IDENT:
-            break
-        names.append(token.text)
-    after = group[1 + len(names)].text if 1 + len(names) < len(group) else ""
-    if after == ":" or (after in CLOSERS and group[0].text != "["):
-        return tuple(names)
+def read_binder(tokens: Tokens, begin: int, end: int) -> Binder:
+    """The bracketed binder group `tokens[begin:end]`, brackets included."""
+    texts = tokens.texts
+    names = binder_names(tokens, begin, end)
+    colon = begin + 1 + len(names)
+    if names and colon < end and texts[colon] == ":":
+        closed = texts[end - 1] in CLOSERS
+        return Binder(names, range(colon + 1, end - 1 if closed else end), texts[begin])
+    return Binder(names, range(begin, begin), texts[begin])
+
+
+def binder_names(tokens: Tokens, begin: int, end: int) -> tuple[str, ...]:
+    """The names the group `tokens[begin:end]` binds: `(a b : T)` -> a, b; bare `(n)` -> n;
+    `[Ring R]` -> none."""
+    texts = tokens.texts
+    names_end = min(tokens.ident_run_end(begin + 1), end)
+    after = texts[names_end] if names_end < end else ""
+    if after == ":" or (after in CLOSERS and texts[begin] != "["):
+        return tuple(texts[begin + 1 : names_end])
     return ()
 
 
-def _up_to_definition(items: list[Token], start: int) -> list[Token]:
-    depth, taken = 0, []
-    for token in items[start:]:
-        depth += (token.text in OPENERS) - (token.text in CLOSERS)
-        if depth <= 0 and (token.text == ":=" or token.text in DECLARATION_KEYWORDS):
-            break
-        taken.append(token)
-    return taken
+def _definition_start(tokens: Tokens, start: int) -> int:
+    """The `:=` or next declaration keyword that ends the conclusion (outside brackets)."""
+    base, stops = tokens.depth_before(start), tokens.positions(_DEFINITION_STOPS)
+    for found in range(bisect_left(stops, start), len(stops)):
+        if tokens.depths[stops[found]] <= base:
+            return stops[found]
+    return len(tokens.texts)

@@ -15,9 +15,10 @@ from __future__ import annotations
 import functools
 import re
 from collections.abc import Set as AbstractSet
+from itertools import compress
 
 from app.evidence.binding import bound_names, notation_names
-from app.evidence.lean_source import Kind, lean_tokens
+from app.evidence.lean_source import head, lean_tokens
 from app.vocabulary import Pair
 
 _VARIABLE_LIKE = re.compile(
@@ -31,12 +32,15 @@ MAX_FINDINGS = 5
 
 def find_auto_bound(pair: Pair) -> list[str]:
     formal = lean_tokens(pair.formal)
-    bound = _bound_in_header(pair.header) | bound_names(formal) | notation_names(pair.formal)
-    free: dict[str, None] = {}
-    for token in formal.items:
-        if token.kind is Kind.IDENT and _is_free(token.head, bound):
-            free.setdefault(token.head)
-    return [_message(name) for name in list(free)[:MAX_FINDINGS]]
+    header = _bound_in_header(pair.header)
+    # Each distinct name once, in order of first use; binding is read only if one may be free.
+    used = dict.fromkeys(map(head, dict.fromkeys(compress(formal.texts, formal.idents()))))
+    candidates = [name for name in used if _is_free(name, header)]
+    if not candidates:
+        return []
+    bound = header | bound_names(formal) | notation_names(pair.formal)
+    free = [name for name in candidates if name not in bound]
+    return [_message(name) for name in free[:MAX_FINDINGS]]
 
 
 # Many pairs of a batch share one header (imports, `open`): its names are read once.

@@ -1,33 +1,55 @@
 """Lean 4 source as the lints see it: comments and strings removed, then tokens.
 
 This is an approximation of Lean's lexer, good enough for statement-level lints: it does
-not know notation, so the lints built on it state their own limits. Pure and cheap.
+not know notation, so the lints built on it state their own limits. Pure, and linear in
+the text whatever its shape: comments, strings and tokens are found by regular
+expressions that never backtrack, per-token work runs in C-level builtins (`map`,
+`compress`, `accumulate`) over parallel lists, and the lints ask "where does this bracket
+level end" through `Tokens.level_end` (a binary search) instead of walking the tokens.
+Nothing here recurses.
 """
 
 from __future__ import annotations
 
 import functools
+import operator
 import re
-from dataclasses import dataclass
+from bisect import bisect_left, bisect_right
+from collections.abc import Iterable
+from dataclasses import dataclass, field
 from enum import Enum
+from itertools import accumulate, chain, compress, repeat
 
 _IDENT_START = "A-Za-z_\u0370-\u03ff\u1f00-\u1fff\u2100-\u214f\U0001d400-\U0001d7ff"
 _SUBSCRIPTS = "\u2080-\u2089\u2090-\u209c\u1d62-\u1d6a\u2c7c"
 _IDENT_PART = f"[{_IDENT_START}][{_IDENT_START}0-9'!?{_SUBSCRIPTS}]*"
 # λ, Π and Σ are binder keywords in Lean 4, never identifier letters.
 _NOT_IDENT = "λΠΣ"
-
 # A dotted name is one token (`Finset.range`, `s.card`); `x.1` is `x` then `.1`.
+_IDENT = rf"(?![{_NOT_IDENT}]){_IDENT_PART}(?:\.(?![{_NOT_IDENT}]){_IDENT_PART})*"
+_IDENT_TOKEN = re.compile(_IDENT)
+
+# Alternatives in priority order; a line break is a token of its own, so one pass over
+# the whole text also gives each token's line. No alternative can match a line break.
 _TOKEN = re.compile(
-    # `s(a, b)` is Mathlib's Sym2 notation and `↪o` an order embedding, not names `s`, `o`.
-    r"(?P<notation>(?<![\w.'])s\(|[↪≃→]o(?![\w']))"
-    rf"|(?P<ident>(?![{_NOT_IDENT}]){_IDENT_PART}(?:\.(?![{_NOT_IDENT}]){_IDENT_PART})*)"
-    r"|(?P<number>[0-9]+(?:\.[0-9]+)?)"
-    r"|(?P<symbol>:=|=>|->|<-|//|\.\.|<\||\|>|\S)"
+    # `s(a, b)` is Mathlib's Sym2 notation and `↪o` an order embedding, not names `s`, `o`
+    # (the `s` is matched before the look-behind: most positions fail on it at once).
+    r"s(?<![\w.']s)\(|[↪≃→]o(?![\w'])"
+    rf"|{_IDENT}"
+    r"|[0-9]+(?:\.[0-9]+)?"
+    r"|:=|=>|->|<-|//|\.\.|<\||\|>|\S"
+    r"|\n"
 )
+# What the comment and string stripper stops at, and what ends a block comment's nesting.
+_SPECIAL = re.compile(r'/-|--|"')
+_COMMENT_MARK = re.compile(r"/-|-/")
+# A string literal after its opening quote: escapes skip one character (a line break too).
+_STRING_REST = re.compile(r'(?:[^"\\]++|\\[\s\S]?)*+"?')
 
 OPENERS = frozenset(["(", "[", "{", "⟨", "⦃", "s("])
 CLOSERS = frozenset(")]}⟩⦄")
+BRACKETS = OPENERS | CLOSERS
+_DEPTH_CHANGE = {**dict.fromkeys(OPENERS, 1), **dict.fromkeys(CLOSERS, -1)}
 
 
 class Kind(Enum):
@@ -36,27 +58,21 @@ class Kind(Enum):
     SYMBOL = "symbol"
 
 
-# A match's group name -> its kind (a dict look-up: Kind(name) cost 8% of tokenizing).
-_KINDS = {
-    None: Kind.SYMBOL,
-    "notation": Kind.SYMBOL,
-    "ident": Kind.IDENT,
-    "number": Kind.NUMBER,
-    "symbol": Kind.SYMBOL,
-}
+class _KindOf(dict[str, Kind]):
+    """A token's kind from its text, worked out once per distinct text."""
+
+    def __missing__(self, text: str) -> Kind:
+        if "0" <= text[0] <= "9":
+            kind = Kind.NUMBER
+        else:
+            kind = Kind.IDENT if _IDENT_TOKEN.fullmatch(text) else Kind.SYMBOL
+        self[text] = kind
+        return kind
 
 
-@dataclass(frozen=True, slots=True)
-class Token:
-    text: str
-    kind: Kind
-    line: int
-    column: int
-
-    @property
-    def head(self) -> str:
-        """The first component of a dotted name: `s` for `s.card`."""
-        return self.text.split(".", 1)[0]
+def head(text: str) -> str:
+    """The first component of a dotted name: `s` for `s.card`."""
+    return text.partition(".")[0]
 
 
 def strip_comments_and_strings(source: str) -> str:
@@ -66,78 +82,226 @@ def strip_comments_and_strings(source: str) -> str:
     Block comments nest, as in Lean. An unterminated comment runs to the end.
     """
     out: list[str] = []
-    i = 0
-    while i < len(source):
-        if source.startswith("/-", i):
-            i = _skip_block_comment(source, i, out)
-        elif source.startswith("--", i):
-            end = source.find("\n", i)
-            i = len(source) if end < 0 else end
-        elif source[i] == '"':
-            i = _skip_string(source, i)
-            out.append('""')
+    index = 0
+    while (special := _SPECIAL.search(source, index)) is not None:
+        out.append(source[index : special.start()])
+        mark = special.group()
+        if mark == "/-":
+            index = _skip_block_comment(source, special.end(), out)
+        elif mark == "--":
+            end = source.find("\n", special.end())
+            index = len(source) if end < 0 else end
         else:
-            out.append(source[i])
-            i += 1
+            string = _STRING_REST.match(source, special.end())
+            index = string.end() if string else len(source)
+            out.append('""')
+    out.append(source[index:])
     return "".join(out)
 
 
 def _skip_block_comment(source: str, start: int, out: list[str]) -> int:
-    depth, i = 0, start
-    while i < len(source):
-        if source.startswith("/-", i):
-            depth, i = depth + 1, i + 2
-        elif source.startswith("-/", i):
-            depth, i = depth - 1, i + 2
-            if depth == 0:
-                out.append(" ")  # `a/- -/b` is two tokens, not `ab`
-                return i
-        else:
-            out.append("\n" if source[i] == "\n" else "")
-            i += 1
-    out.append(" ")
-    return i
+    """Index just past the comment opened before `start`; its line breaks go to `out`."""
+    depth = 1
+    for mark in _COMMENT_MARK.finditer(source, start):
+        depth += 1 if mark.group() == "/-" else -1
+        if depth == 0:
+            out.append("\n" * source.count("\n", start, mark.start()) + " ")
+            return mark.end()  # the space: `a/- -/b` is two tokens, not `ab`
+    out.append("\n" * source.count("\n", start) + " ")
+    return len(source)
 
 
-def _skip_string(source: str, start: int) -> int:
-    i = start + 1
-    while i < len(source) and source[i] != '"':
-        i += 2 if source[i] == "\\" else 1
-    return i + 1
+# Identifier-like words the lints look for: indexed with the symbols (see `Tokens.positions`).
+KEYWORDS = frozenset(
+    [
+        "in",
+        "then",
+        "else",
+        "fun",
+        "let",
+        "letI",
+        "have",
+        "haveI",
+        "obtain",
+        "for",
+        "if",
+        "match",
+        "where",
+        "Type",
+        "Sort",
+        "universe",
+        "notation",
+        "theorem",
+        "lemma",
+        "example",
+        "def",
+        "abbrev",
+        "instance",
+        "structure",
+        "inductive",
+        "class",
+        "axiom",
+    ]
+)
+_QUERY_KINDS = _KindOf()  # kinds of the lints' own constant texts (a bounded set)
 
 
-def tokenize(source: str) -> list[Token]:
-    """Tokens of already-stripped source, each with its line and column."""
-    tokens: list[Token] = []
-    for number, line in enumerate(source.split("\n")):
-        for match in _TOKEN.finditer(line):
-            kind = _KINDS[match.lastgroup]
-            tokens.append(Token(match.group(), kind, number, match.start()))
-    return tokens
-
-
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Tokens:
-    """A token list with every bracket group's end computed once (linear, stack-based)."""
+    """Tokens as parallel lists, with what the lints ask of them worked out once.
 
-    items: list[Token]
-    ends: dict[int, int]  # opener index -> index just past its closer (or the end)
+    `depths[i]` is the bracket depth after token `i` (stray closers count, so it can go
+    below zero). `breaks` holds, for each line break, the index of the token after it.
+    Lints read a bracket level through `level_end`.
+    """
+
+    texts: list[str]
+    kinds: list[Kind]
+    breaks: list[int]
+    depths: list[int]
+    non_idents: list[int]  # indices of every token that is not an identifier
+    _index: dict[str, list[int]]  # symbol or keyword -> its indices
+    _ends: dict[int, int] = field(default_factory=dict)  # group ends asked for so far
+    _positions: dict[frozenset[str], list[int]] = field(default_factory=dict)
+    _by_depth: dict[frozenset[str], dict[int, list[int]]] = field(default_factory=dict)
+    _derived: dict[str, list[str] | list[bool]] = field(default_factory=dict)
 
     @classmethod
-    def of(cls, items: list[Token]) -> Tokens:
-        ends: dict[int, int] = {}
-        stack: list[int] = []
-        for index, token in enumerate(items):
-            if token.text in OPENERS:
-                stack.append(index)
-            elif token.text in CLOSERS and stack:
-                ends[stack.pop()] = index + 1
-        ends.update((index, len(items)) for index in stack)
-        return cls(items, ends)
+    def of(cls, texts: list[str], breaks: list[int]) -> Tokens:
+        kinds = list(map(_KindOf().__getitem__, texts))
+        depths = accumulate(map(_DEPTH_CHANGE.get, texts, repeat(0)))
+        not_idents = compress(range(len(texts)), map(operator.is_not, kinds, repeat(Kind.IDENT)))
+        return cls(
+            texts, kinds, breaks, list(depths), list(not_idents), _symbol_index(texts, kinds)
+        )
+
+    def __len__(self) -> int:
+        return len(self.texts)
 
     def group_end(self, start: int) -> int:
-        """Index just past the group opening at `start`; `start + 1` if it opens none."""
-        return self.ends.get(start, start + 1)
+        """Index just past the group opening at `start` (or the end, if it never closes);
+        `start + 1` if it opens none. Brackets match as a stack would match them, whatever
+        their shape: `(` may close with `]`, and a closer with nothing open is skipped."""
+        end = self._ends.get(start)
+        if end is None:
+            if self.texts[start] not in OPENERS:
+                return start + 1
+            closer = self.level_close(start + 1)
+            end = self._ends[start] = closer + 1 if closer < len(self.texts) else closer
+        return end
+
+    def depth_before(self, index: int) -> int:
+        return self.depths[index - 1] if index > 0 else 0
+
+    def level_end(self, start: int, stops: frozenset[str]) -> int:
+        """The first index from `start` whose text is in `stops` at `start`'s bracket level,
+        or of the closer that ends that level, or the end: where a scan from `start`
+        counting brackets stops on `depth < 0 or (depth == 0 and text in stops)`.
+
+        `stops` must hold no brackets. Answered by binary search over the positions of
+        `stops` and of brackets, grouped by depth (each found once), so a lint may ask it
+        for every token without rescanning anything.
+        """
+        stop_at = self.positions(stops)
+        found = bisect_left(stop_at, start)
+        stop = stop_at[found] if found < len(stop_at) else len(self.texts)
+        brackets = self.positions(BRACKETS)
+        bracket = bisect_left(brackets, start)
+        if bracket == len(brackets) or brackets[bracket] > stop:
+            return stop  # no bracket before it: the same level
+        if self.texts[brackets[bracket]] in CLOSERS:
+            return brackets[bracket]  # the level ends before any stop
+        closing = self.level_close(start)
+        at_level = self.positions_by_depth(stops).get(self.depth_before(start))
+        if at_level:
+            found = bisect_left(at_level, start)
+            if found < len(at_level) and at_level[found] < closing:
+                return at_level[found]
+        return closing
+
+    def level_close(self, start: int) -> int:
+        """The closer that first takes the depth below its value before `start` (or the
+        end): the first closer from `start` whose depth after it is one less."""
+        closers = self.positions_by_depth(CLOSERS).get(self.depth_before(start) - 1)
+        if closers:
+            found = bisect_left(closers, start)
+            if found < len(closers):
+                return closers[found]
+        return len(self.texts)
+
+    def positions(self, wanted: frozenset[str]) -> list[int]:
+        """The indices of the tokens whose text is in `wanted`, in order (found once per
+        set; symbols and keywords come from an index, other texts from one pass)."""
+        found = self._positions.get(wanted)
+        if found is None:
+            if all(text in KEYWORDS or _QUERY_KINDS[text] is Kind.SYMBOL for text in wanted):
+                found = _merged([self._index[text] for text in wanted if text in self._index])
+            else:
+                found = indices(self.texts, wanted)
+            self._positions[wanted] = found
+        return found
+
+    def positions_by_depth(self, stops: frozenset[str]) -> dict[int, list[int]]:
+        """`positions(stops)` grouped by the depth after each (found once per set)."""
+        grouped = self._by_depth.get(stops)
+        if grouped is None:
+            grouped = self._by_depth[stops] = {}
+            depths = self.depths
+            for index in self.positions(stops):
+                grouped.setdefault(depths[index], []).append(index)
+        return grouped
+
+    def ident_run_end(self, start: int) -> int:
+        """The first index from `start` that is not an identifier (or the end)."""
+        found = bisect_left(self.non_idents, start)
+        return self.non_idents[found] if found < len(self.non_idents) else len(self.texts)
+
+    def heads(self) -> list[str]:
+        """Each token's `head` (worked out once, and only for dotted tokens)."""
+        if "heads" not in self._derived:
+            heads = list(self.texts)
+            for index in compress(range(len(heads)), map(operator.contains, heads, repeat("."))):
+                heads[index] = head(heads[index])
+            self._derived["heads"] = heads
+        return self._derived["heads"]  # type: ignore[return-value]
+
+    def idents(self) -> list[bool]:
+        """Whether each token is an identifier (worked out once)."""
+        if "idents" not in self._derived:
+            self._derived["idents"] = list(map(operator.is_, self.kinds, repeat(Kind.IDENT)))
+        return self._derived["idents"]  # type: ignore[return-value]
+
+    def line_starts(self) -> set[int]:
+        """The indices of the tokens that come first on their line."""
+        return {0, *self.breaks} - {len(self.texts)}
+
+
+def _symbol_index(texts: list[str], kinds: list[Kind]) -> dict[str, list[int]]:
+    """The indices of each symbol and keyword, in one pass over those tokens only."""
+    index: dict[str, list[int]] = {}
+    wanted = map(
+        operator.or_,
+        map(operator.is_, kinds, repeat(Kind.SYMBOL)),
+        map(KEYWORDS.__contains__, texts),
+    )
+    for position in compress(range(len(texts)), wanted):
+        text = texts[position]
+        if text in index:
+            index[text].append(position)
+        else:
+            index[text] = [position]
+    return index
+
+
+def _merged(lists: list[list[int]]) -> list[int]:
+    # Sorted lists concatenated: Timsort merges the runs in linear time per run.
+    return lists[0] if len(lists) == 1 else sorted(chain.from_iterable(lists))
+
+
+def indices(texts: list[str], wanted: Iterable[str]) -> list[int]:
+    """The indices of the tokens whose text is in `wanted`, in order (C-level, no loop)."""
+    members = frozenset(wanted).__contains__
+    return list(compress(range(len(texts)), map(members, texts)))
 
 
 # Every check of one pair tokenizes the same formal text: the checks of a pair run back to
@@ -145,44 +309,80 @@ class Tokens:
 @functools.lru_cache(maxsize=16)
 def lean_tokens(source: str) -> Tokens:
     """Tokens of raw Lean source: comments and strings removed, tactic blocks dropped."""
-    return Tokens.of(drop_tactic_blocks(tokenize(strip_comments_and_strings(source))))
+    stripped = strip_comments_and_strings(source)
+    return Tokens.of(*drop_tactic_blocks(*tokenize(stripped), stripped))
 
 
-def drop_tactic_blocks(tokens: list[Token]) -> list[Token]:
-    """Tokens without any `by` block.
+def tokenize(source: str) -> tuple[list[str], list[int]]:
+    """The texts of already-stripped source's tokens, and where its lines break: for each
+    line break, the index of the token after it."""
+    found = _TOKEN.findall(source)
+    newlines = list(compress(range(len(found)), map("\n".__eq__, found)))
+    if not newlines:
+        return found, []
+    # The k-th line break is preceded by k others, which are no tokens.
+    breaks = list(map(operator.sub, newlines, range(len(newlines))))
+    return list(compress(found, map("\n".__ne__, found))), breaks
+
+
+def drop_tactic_blocks(
+    texts: list[str], breaks: list[int], stripped: str
+) -> tuple[list[str], list[int]]:
+    """Tokens without any `by` block, and their line breaks (`stripped`: the text they were
+    read from).
 
     Tactic blocks are proofs, not statements: their names (`intro x`) are no binders the
     lints understand, and `sorry` lives there. A block is the `by`, the rest of its line up
     to a `,` or a bracket closing outside it, and the lines indented deeper than its own.
     """
-    kept: list[Token] = []
-    indents = _line_indents(tokens)
+    blocks = indices(texts, ["by"])
+    if not blocks:
+        return texts, breaks
+    rows = stripped.split("\n")
+    kept: list[tuple[int, int]] = []
     index = 0
-    while index < len(tokens):
-        if tokens[index].text == "by":
-            index = _tactic_block_end(tokens, index, indents)
-        else:
-            kept.append(tokens[index])
-            index += 1
-    return kept
+    for block in blocks:
+        if block >= index:  # else inside the block just dropped
+            kept.append((index, block))
+            index = _tactic_block_end(texts, breaks, rows, block)
+    kept.append((index, len(texts)))
+    return _keep(texts, breaks, kept)
 
 
-def _tactic_block_end(tokens: list[Token], start: int, indents: dict[int, int]) -> int:
-    line, depth = tokens[start].line, 0
-    for index in range(start + 1, len(tokens)):
-        token = tokens[index]
-        if token.line != line:
-            if indents[token.line] <= indents[line]:
-                return index
-            continue
-        depth += (token.text in OPENERS) - (token.text in CLOSERS)
-        if depth < 0 or (depth == 0 and token.text == ","):
+def _tactic_block_end(texts: list[str], breaks: list[int], rows: list[str], start: int) -> int:
+    line = bisect_right(breaks, start)
+    line_end = breaks[line] if line < len(breaks) else len(texts)
+    depth = 0
+    for index in range(start + 1, line_end):
+        depth += _DEPTH_CHANGE.get(texts[index], 0)
+        if depth < 0 or (depth == 0 and texts[index] == ","):
             return index
-    return len(tokens)
+    indent, index = _indent(rows[line]), line_end
+    while index < len(texts) and _indent(rows[bisect_right(breaks, index)]) > indent:
+        following = bisect_right(breaks, index)  # the next line's first token
+        index = breaks[following] if following < len(breaks) else len(texts)
+    return index
 
 
-def _line_indents(tokens: list[Token]) -> dict[int, int]:
-    indents: dict[int, int] = {}
-    for token in tokens:
-        indents.setdefault(token.line, token.column)
-    return indents
+def _keep(
+    texts: list[str], breaks: list[int], kept: list[tuple[int, int]]
+) -> tuple[list[str], list[int]]:
+    """The tokens of the `kept` index ranges, and the line breaks before each kept token
+    (one where a range starts on a later line than the kept token before it)."""
+    kept_texts: list[str] = []
+    kept_breaks: list[int] = []
+    previous = -1  # the last kept token's index
+    for start, stop in kept:
+        offset = len(kept_texts) - start
+        first = bisect_right(breaks, start)
+        if kept_texts and start < stop and bisect_right(breaks, previous) < first:
+            kept_breaks.append(len(kept_texts))
+        kept_breaks += [at + offset for at in breaks[first : bisect_left(breaks, stop)]]
+        kept_texts += texts[start:stop]
+        previous = stop - 1 if start < stop else previous
+    return kept_texts, kept_breaks
+
+
+def _indent(row: str) -> int:
+    # Every character but whitespace belongs to a token, so this is the first one's column.
+    return len(row) - len(row.lstrip())

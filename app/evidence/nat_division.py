@@ -12,7 +12,10 @@ silences the lint. So it misses `x / y` hidden behind functions, never guesses.
 
 from __future__ import annotations
 
-from app.evidence.lean_source import Kind, Token, Tokens, lean_tokens
+from bisect import bisect_left
+from collections.abc import Container
+
+from app.evidence.lean_source import Kind, Tokens, lean_tokens
 from app.vocabulary import Pair
 
 INTEGER_TYPES = frozenset({"ℕ", "ℤ", "Nat", "Int"})
@@ -21,86 +24,110 @@ _COMPARISONS = frozenset(["=", "≠", "<", ">", "≤", "≥", "∣"])
 # A comparison ends at these; `:` also ends a binder's name part.
 _SEGMENT_ENDS = frozenset([",", ":", ":=", "∧", "∨", "→", "↔", "¬", "∀", "∃"])
 _NON_ROUND = frozenset(["[", "]", "{", "}", "⟨", "⟩", "⦃", "⦄"])
+_SPLITS = _SEGMENT_ENDS | _NON_ROUND
+_TYPE_ENDS = frozenset([")", "}", ",", "⦄"])
+_DIVISION = frozenset(["/"])
+_POWER = frozenset(["^"])
+_COLON = frozenset([":"])
 MAX_FINDINGS = 5
 # An exponent longer than this is no simple quotient; skipping it keeps the scan linear.
 MAX_EXPONENT_TOKENS = 32
+# Numerals longer than this are not converted (Python refuses, and it would take quadratic
+# time): whether they divide evenly is not known, so the quotient counts as truncating.
+MAX_DIGITS = 4300
+# `_short` keeps 80 characters, which the first 80 tokens always reach.
+_CONTEXT_TOKENS = 80
 
 
 def find_truncating_division(pair: Pair) -> list[str]:
     tokens = lean_tokens(pair.formal)
-    integers = integer_variables(tokens)
+    if not tokens.positions(_DIVISION):
+        return []  # both shapes need a `/`
+    integers = _IntegerNames(tokens)
     found = _exponent_findings(tokens, integers) + _literal_findings(tokens, integers)
     return list(dict.fromkeys(found))[:MAX_FINDINGS]
 
 
+class _IntegerNames(Container[str]):
+    """`integer_variables`, worked out the first time a name is asked about."""
+
+    def __init__(self, tokens: Tokens) -> None:
+        self._tokens = tokens
+        self._names: set[str] | None = None
+
+    def __contains__(self, name: object) -> bool:
+        if self._names is None:
+            self._names = integer_variables(self._tokens)
+        return name in self._names
+
+
 def integer_variables(tokens: Tokens) -> set[str]:
     """Names every binder of which gives type exactly ℕ or ℤ (`(n : ℕ)`, `∀ k : ℤ,`)."""
-    typed: dict[str, set[str]] = {}
-    items = tokens.items
-    for index, token in enumerate(items):
-        if token.text != ":" or index + 2 >= len(items):
+    texts, kinds = tokens.texts, tokens.kinds
+    integer: set[str] = set()
+    other: set[str] = set()
+    for colon in tokens.positions(_COLON):
+        if colon + 2 >= len(texts) or colon == 0 or kinds[colon - 1] is not Kind.IDENT:
             continue
-        names = _names_before(items, index)
-        end = items[index + 2].text
-        type_name = items[index + 1].text if end in (")", "}", ",", "⦄") else "?"
-        for name in names:
-            typed.setdefault(name, set()).add(type_name)
-    return {name for name, types in typed.items() if types <= INTEGER_TYPES}
+        # The names right before the colon: at most 16 tokens back, all identifiers.
+        previous = bisect_left(tokens.non_idents, colon) - 1
+        first = max(colon - 16, tokens.non_idents[previous] + 1 if previous >= 0 else 0)
+        type_name = texts[colon + 1] if texts[colon + 2] in _TYPE_ENDS else "?"
+        (integer if type_name in INTEGER_TYPES else other).update(texts[first:colon])
+    return integer - other
 
 
-def _names_before(items: list[Token], colon: int) -> list[str]:
-    names: list[str] = []
-    for token in reversed(items[max(0, colon - 16) : colon]):
-        if token.kind is not Kind.IDENT:
+def _exponent_findings(tokens: Tokens, integers: Container[str]) -> list[str]:
+    texts, found = tokens.texts, []
+    for index in tokens.positions(_POWER):
+        if index + 1 >= len(texts) or texts[index + 1] != "(":
+            continue
+        end = tokens.group_end(index + 1) - 1
+        if end - (index + 2) > MAX_EXPONENT_TOKENS:
+            continue
+        inner = texts[index + 2 : end]
+        if _is_truncating_exponent(inner, tokens.kinds[index + 2 : end], integers):
+            found.append(_exponent_message(" ".join(inner)))
+        if len(found) >= MAX_FINDINGS:
             break
-        names.append(token.text)
-    return names
-
-
-def _exponent_findings(tokens: Tokens, integers: set[str]) -> list[str]:
-    items, found = tokens.items, []
-    for index in range(len(items) - 1):
-        if items[index].text == "^" and items[index + 1].text == "(":
-            end = tokens.group_end(index + 1) - 1
-            if end - (index + 2) > MAX_EXPONENT_TOKENS:
-                continue
-            inner = items[index + 2 : end]
-            if _is_truncating_exponent(inner, integers):
-                found.append(_exponent_message(" ".join(t.text for t in inner)))
-            if len(found) >= MAX_FINDINGS:
-                break
     return found
 
 
-def _is_truncating_exponent(inner: list[Token], integers: set[str]) -> bool:
-    if not any(_divides_a_numeral(inner, index) for index in range(1, len(inner))):
+def _is_truncating_exponent(texts: list[str], kinds: list[Kind], integers: Container[str]) -> bool:
+    if not any(_divides_a_numeral(texts, kinds, index) for index in range(1, len(texts))):
         return False
-    if not all(_is_integer_part(token, integers) for token in inner):
+    if not all(map(_is_integer_part, texts, kinds, [integers] * len(texts))):
         return False
-    numbers = [token for token in inner if token.kind is not Kind.SYMBOL]
+    numbers = [kind for kind in kinds if kind is not Kind.SYMBOL]
     # A bare numeral quotient that divides evenly (`4 / 2`) loses nothing.
-    return not (len(inner) == 3 and len(numbers) == 2 and _divides_evenly(inner))
+    return not (len(texts) == 3 and len(numbers) == 2 and _divides_evenly(texts))
 
 
-def _divides_a_numeral(inner: list[Token], index: int) -> bool:
+def _divides_a_numeral(texts: list[str], kinds: list[Kind], index: int) -> bool:
     """`1 / n`, `4 / 19`: a numeral on its own divided. `(p - 1) / 2` or `m / 2` are
     usually meant as floors (of an even number), so they do not count."""
-    if inner[index].text != "/" or inner[index - 1].kind is not Kind.NUMBER:
+    if texts[index] != "/" or kinds[index - 1] is not Kind.NUMBER:
         return False
-    return index < 2 or inner[index - 2].text in ("(", "+", "-")
+    return index < 2 or texts[index - 2] in ("(", "+", "-")
 
 
-def _is_integer_part(token: Token, integers: set[str]) -> bool:
-    if token.kind is Kind.NUMBER:
-        return "." not in token.text
-    return token.text in integers if token.kind is Kind.IDENT else token.text in _ARITHMETIC
+def _is_integer_part(text: str, kind: Kind, integers: Container[str]) -> bool:
+    if kind is Kind.NUMBER:
+        return "." not in text
+    return text in integers if kind is Kind.IDENT else text in _ARITHMETIC
 
 
-def _divides_evenly(quotient: list[Token]) -> bool:
-    numerator, _, denominator = (token.text for token in quotient)
-    if not (numerator.isdigit() and denominator.isdigit()):
+def _divides_evenly(quotient: list[str]) -> bool:
+    numerator, _, denominator = quotient
+    if not (_is_numeral(numerator) and _is_numeral(denominator)):
+        return False
+    if max(len(numerator), len(denominator)) > MAX_DIGITS:
         return False
     return int(denominator) != 0 and int(numerator) % int(denominator) == 0
+
+
+def _is_numeral(text: str) -> bool:
+    return text.isascii() and text.isdigit()
 
 
 def _exponent_message(exponent: str) -> str:
@@ -110,51 +137,65 @@ def _exponent_message(exponent: str) -> str:
     )
 
 
-def _literal_findings(tokens: Tokens, integers: set[str]) -> list[str]:
+def _literal_findings(tokens: Tokens, integers: Container[str]) -> list[str]:
     found: list[str] = []
-    for segment in _segments(tokens.items):
-        quotients = [
-            segment[i - 1 : i + 2]
-            for i in range(1, len(segment) - 1)
-            if segment[i].text == "/" and _is_uneven_numeral_quotient(segment[i - 1 : i + 2])
-        ]
-        if quotients and _is_integer_comparison(segment, integers):
-            context = _short(" ".join(token.text for token in segment))
-            found.extend(_literal_message(q, context) for q in quotients[:MAX_FINDINGS])
+    for start, stop in _segments_with_division(tokens):
+        quotients = _uneven_quotients(tokens, start, stop)
+        if quotients and _is_integer_comparison(tokens, start, stop, integers):
+            context = _short(" ".join(tokens.texts[start : min(stop, start + _CONTEXT_TOKENS)]))
+            found.extend(_literal_message(q, context) for q in quotients)
         if len(found) >= MAX_FINDINGS:
             break
     return found
 
 
-def _is_uneven_numeral_quotient(quotient: list[Token]) -> bool:
-    if not all(token.kind is Kind.NUMBER for token in (quotient[0], quotient[2])):
-        return False
-    return int(float(quotient[2].text)) != 0 and not _divides_evenly(quotient)
-
-
-def _segments(items: list[Token]) -> list[list[Token]]:
-    """The token runs between connectives, colons and non-round brackets.
+def _segments_with_division(tokens: Tokens) -> list[tuple[int, int]]:
+    """The token runs between connectives, colons and non-round brackets that hold a `/`.
 
     Round brackets do not split (they group arithmetic); a binder's `(h :` and `)` end up
     as a stray bracket at a segment's edge, which the arithmetic test accepts.
     """
-    segments: list[list[Token]] = [[]]
-    for token in items:
-        if token.text in _SEGMENT_ENDS or (token.text in _NON_ROUND):
-            segments.append([])
-        else:
-            segments[-1].append(token)
-    return [segment for segment in segments if segment]
+    splits = tokens.positions(_SPLITS)
+    segments: dict[tuple[int, int], None] = {}
+    for division in tokens.positions(_DIVISION):
+        after = bisect_left(splits, division)
+        start = splits[after - 1] + 1 if after else 0
+        segments.setdefault((start, splits[after] if after < len(splits) else len(tokens)))
+    return list(segments)
 
 
-def _is_integer_comparison(segment: list[Token], integers: set[str]) -> bool:
-    if not any(token.text in _COMPARISONS for token in segment):
+def _uneven_quotients(tokens: Tokens, start: int, stop: int) -> list[list[str]]:
+    """The first few `a / b` of numerals in `tokens[start:stop]` that do not divide evenly."""
+    texts, kinds, quotients = tokens.texts, tokens.kinds, []
+    divisions = tokens.positions(_DIVISION)
+    for index in divisions[bisect_left(divisions, start + 1) : bisect_left(divisions, stop - 1)]:
+        if kinds[index - 1] is Kind.NUMBER is kinds[index + 1] and _uneven(
+            texts[index - 1 : index + 2]
+        ):
+            quotients.append(texts[index - 1 : index + 2])
+            if len(quotients) == MAX_FINDINGS:
+                break
+    return quotients
+
+
+def _uneven(quotient: list[str]) -> bool:
+    whole_part = quotient[2].partition(".")[0]
+    return whole_part.strip("0") != "" and not _divides_evenly(quotient)
+
+
+def _is_integer_comparison(tokens: Tokens, start: int, stop: int, integers: Container[str]) -> bool:
+    texts = tokens.texts[start:stop]
+    if _COMPARISONS.isdisjoint(texts):
         return False
-    return all(token.text in _COMPARISONS or _is_integer_part(token, integers) for token in segment)
+    # Each distinct token once: a long comparison repeats the same few.
+    return all(
+        text in _COMPARISONS or _is_integer_part(text, kind, integers)
+        for text, kind in set(zip(texts, tokens.kinds[start:stop], strict=True))
+    )
 
 
-def _literal_message(quotient: list[Token], context: str) -> str:
-    text = " ".join(token.text for token in quotient)
+def _literal_message(quotient: list[str], context: str) -> str:
+    text = _short(" ".join(quotient))
     return (
         f"`{text}` in `{context}` is computed in ℕ/ℤ, where it truncates; "
         "nothing in the comparison makes it real or rational"

@@ -9,18 +9,25 @@ again) stay silent.
 
 from __future__ import annotations
 
+import operator
 from bisect import bisect_left, bisect_right
+from collections import Counter
+from itertools import compress, repeat
 
 from app.evidence.declaration import Declaration, main_theorem
-from app.evidence.lean_source import Kind, lean_tokens
+from app.evidence.lean_source import Kind, Tokens, lean_tokens
 from app.vocabulary import Pair
+
+MAX_FINDINGS = 5
 
 
 def find_shadowed_binder(pair: Pair) -> list[str]:
-    theorem = main_theorem(lean_tokens(pair.formal))
+    tokens = lean_tokens(pair.formal)
+    theorem = main_theorem(tokens)
     if theorem is None:
         return []
-    uses = _uses(theorem)
+    declarations = Counter(name for binder in theorem.binders for name in binder.names)
+    uses = _uses(tokens, theorem, {name for name, count in declarations.items() if count > 1})
     found: dict[str, None] = {}
     declared: dict[str, int] = {}  # name -> index of the binder that last declared it
     for position, binder in enumerate(theorem.binders):
@@ -29,19 +36,30 @@ def find_shadowed_binder(pair: Pair) -> list[str]:
             if first is not None and _used_on_both_sides(uses.get(name, []), first, position):
                 found.setdefault(name)
             declared[name] = position
-    return [_message(name) for name in found]
+    return [_message(name) for name in list(found)[:MAX_FINDINGS]]
 
 
-def _uses(theorem: Declaration) -> dict[str, list[int]]:
-    """For each name, the (sorted) positions using it: binder index, or the conclusion's."""
+def _uses(tokens: Tokens, theorem: Declaration, names: set[str]) -> dict[str, list[int]]:
+    """For each of `names`, the (sorted) positions using it: binder index, or the
+    conclusion's. Only the uses of `names` are visited."""
+    if not names:
+        return {}
     parts = [binder.type for binder in theorem.binders] + [theorem.conclusion]
+    starts, stops = [part.start for part in parts], [part.stop for part in parts]
+    low, high = starts[0], theorem.conclusion.stop
+    heads, kinds = tokens.heads()[low:high], tokens.kinds[low:high]
+    wanted = map(
+        operator.and_, map(names.__contains__, heads), map(operator.is_, kinds, repeat(Kind.IDENT))
+    )
+    hits = list(compress(range(low, high), wanted))
+    # Each use's part, found for all uses at once; a use outside any part (a binder's own
+    # name, a bracket) is dropped.
+    positions = [found - 1 for found in map(bisect_right, repeat(starts), hits)]
+    inside = map(operator.lt, hits, map(stops.__getitem__, positions))
+    named = zip(map(tokens.heads().__getitem__, hits), positions, strict=True)
     uses: dict[str, list[int]] = {}
-    for position, tokens in enumerate(parts):
-        for token in tokens:
-            if token.kind is Kind.IDENT:
-                places = uses.setdefault(token.head, [])
-                if not places or places[-1] != position:
-                    places.append(position)
+    for name, position in dict.fromkeys(compress(named, inside)):  # positions only grow
+        uses.setdefault(name, []).append(position)
     return uses
 
 
