@@ -4,10 +4,17 @@ Pure and cheap: plain strings in, findings out; no Lean, no network, no database
 check and its measured precision on the labelled data is described in docs/evidence.md.
 `EVIDENCE_VERSION` changes whenever any check could answer differently for some pair,
 so stored findings can be told apart from those of another version.
+
+Every check runs in time linear in the pair and recurses nowhere; should one raise
+anyway, `run_checks` records the finding `check_failed` (severity review) in its place, so
+the pair can never pass on evidence that was not gathered (fail closed), and the other
+checks still run.
 """
 
 from __future__ import annotations
 
+import logging
+import traceback
 from collections.abc import Iterable
 
 from app.evidence.big_operators import find_big_operator_scope
@@ -21,6 +28,9 @@ from app.evidence.shadowed_binder import find_shadowed_binder
 from app.vocabulary import Pair, Severity
 
 EVIDENCE_VERSION = "evidence-2"
+CHECK_FAILED = "check_failed"
+
+_log = logging.getLogger(__name__)
 
 CONTRACT_TEXT_IN_INPUT = Check(
     "contract_text_in_input",
@@ -70,12 +80,31 @@ CHECKS: tuple[Check, ...] = (
 
 
 def run_checks(pair: Pair, checks: Iterable[Check] = CHECKS) -> list[Finding]:
-    """Every finding of every check, in check order."""
-    return [finding for check in checks for finding in check(pair)]
+    """Every finding of every check, in check order; a check that raises gives one
+    `check_failed` finding (severity review) instead of its own."""
+    return [finding for check in checks for finding in _run(check, pair)]
+
+
+def _run(check: Check, pair: Pair) -> list[Finding]:
+    try:
+        return check(pair)
+    except Exception as error:  # fail closed: a broken check must not pass or 500 a pair
+        # The frames, not the error's text: that could echo (64 KiB of) the statement.
+        frames = "".join(traceback.format_tb(error.__traceback__))
+        _log.error("evidence check %s raised %s\n%s", check.code, type(error).__name__, frames)
+        return [Finding(CHECK_FAILED, _failure_message(check, error), Severity.REVIEW)]
+
+
+def _failure_message(check: Check, error: Exception) -> str:
+    return (
+        f"the evidence check `{check.code}` failed ({type(error).__name__}) on this pair, "
+        "so its evidence is missing; a person must look"
+    )
 
 
 __all__ = [
     "CHECKS",
+    "CHECK_FAILED",
     "EVIDENCE_VERSION",
     "Check",
     "Detector",
