@@ -16,8 +16,17 @@ from html import escape
 from typing import Any
 
 from app.calibration.tally import FAITHFUL, FLAGGED, LABELS, MISMATCH, OUTCOMES, PASSED
-from app.reports.charts import LABEL, NOTE_X, PLOT, ROW, TOP, WIDTH, stacked_chart
-from app.reports.html import CSP, OUTCOME_COLOURS, STYLE
+from app.reports.charts import (
+    LABEL,
+    NOTE_X,
+    ROW,
+    TOP,
+    WIDTH,
+    interval_mark,
+    rate_axis,
+    stacked_chart,
+)
+from app.reports.html import OUTCOME_COLOURS, html_page
 from app.reports.stats import TOO_FEW, Rate
 from app.reports.text import milliseconds, rate_text
 from app.vocabulary import Outcome
@@ -74,18 +83,7 @@ def calibration_page(
         *(_comparison(comparison, calibration["batch_id"]) if comparison is not None else []),
         "</main>",
     ]
-    return _page(title, body)
-
-
-def _page(title: str, body: Sequence[str]) -> str:
-    head = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        f"<title>{escape(title)}</title><style>{STYLE}{PAGE_STYLE}</style></head><body>",
-    ]
-    return "\n".join([*head, *body, "</body></html>"]) + "\n"
+    return html_page(title, body, extra_style=PAGE_STYLE)
 
 
 def _header(calibration: Mapping[str, Any], title: str) -> list[str]:
@@ -305,7 +303,7 @@ def _rate_chart(title: str, rows: Sequence[tuple[str, Rate]]) -> str:
     `rows` are labels of our own, short enough for the label column."""
     bottom = TOP + len(rows) * ROW
     drawn = [_rate_row(label, rate, TOP + i * ROW) for i, (label, rate) in enumerate(rows)]
-    return _svg(title, bottom + 8, [_axis(bottom), *drawn])
+    return _svg(title, bottom + 8, [rate_axis(bottom), *drawn])
 
 
 def _rate_row(label: str, rate: Rate, y: int) -> str:
@@ -313,31 +311,7 @@ def _rate_row(label: str, rate: Rate, y: int) -> str:
     label_text = _text("label", LABEL - 8, baseline, label, ' text-anchor="end"')
     if rate.denominator == 0:
         return label_text + _text("empty", LABEL + 8, baseline, NO_CASES) + _note("0/0", y)
-    return label_text + _interval(rate, y + ROW / 2 - 2) + _note(rate_text(rate), y)
-
-
-def _interval(rate: Rate, middle: float) -> str:
-    share = rate.shown()
-    if share is None:
-        return ""
-    low, high, value = (LABEL + PLOT * v for v in (share.low, share.high, share.value))
-    return (
-        f'<g class="interval"><title>{escape(rate_text(rate))}</title>'
-        f"{_line(low, middle, high, middle)}"
-        f"{_line(low, middle - 5, low, middle + 5)}{_line(high, middle - 5, high, middle + 5)}"
-        f'<circle cx="{value:.1f}" cy="{middle:.1f}" r="4.5" /></g>'
-    )
-
-
-def _axis(bottom: int) -> str:
-    ticks = []
-    for step in range(5):
-        x = LABEL + PLOT * step / 4
-        ticks.append(
-            f'<line class="grid" x1="{x:.1f}" y1="{TOP - 4}" x2="{x:.1f}" y2="{bottom}" />'
-            + _text("tick", x, TOP - 8, f"{step * 25}%", ' text-anchor="middle"')
-        )
-    return "".join(ticks)
+    return label_text + interval_mark(rate, y) + _note(rate_text(rate), y)
 
 
 def _svg(title: str, height: int, body: Iterable[str]) -> str:
@@ -347,10 +321,6 @@ def _svg(title: str, height: int, body: Iterable[str]) -> str:
         f'width="{WIDTH}" height="{height}"><title>{heading}</title>'
         f'<text class="heading" x="0" y="14">{heading}</text>{"".join(body)}</svg>'
     )
-
-
-def _line(x1: float, y1: float, x2: float, y2: float) -> str:
-    return f'<line x1="{x1:.1f}" y1="{y1:.1f}" x2="{x2:.1f}" y2="{y2:.1f}" />'
 
 
 def _note(text: str, y: int) -> str:

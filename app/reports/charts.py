@@ -92,13 +92,14 @@ def interval_chart(title: str, rows: Sequence[tuple[str, Rate]]) -> str:
     """Each rate as a dot with its 95% Wilson interval on a 0-100% axis; a rate over fewer
     than 10 cases gets no dot, only its `n<10 (k/n)` label."""
     tops, bottom = _layout(label for label, _ in rows)
-    body = [_axis(bottom)]
+    body = [rate_axis(bottom)]
     for y, (label, rate) in zip(tops, rows, strict=True):
-        body.append(_label(label, y) + _interval(rate, y) + _note(rate_text(rate), y))
+        body.append(_label(label, y) + interval_mark(rate, y) + _note(rate_text(rate), y))
     return _svg(title, bottom + 8, body)
 
 
-def _interval(rate: Rate, y: int) -> str:
+def interval_mark(rate: Rate, y: int) -> str:
+    """A rate's dot and 95% interval bar in the row at `y` (nothing under TOO_FEW)."""
     share = rate.shown()
     middle = y + ROW / 2 - 2
     if share is None:
@@ -114,7 +115,8 @@ def _interval(rate: Rate, y: int) -> str:
     )
 
 
-def _axis(bottom: int) -> str:
+def rate_axis(bottom: int) -> str:
+    """The 0-100% grid and ticks of a rate chart reaching down to `bottom`."""
     ticks = []
     for step in range(5):
         x = LABEL + PLOT * step / 4

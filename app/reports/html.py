@@ -86,16 +86,17 @@ def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: 
         *_days(summary.days),
         "</main>",
     ]
-    return _page("FaithScreen report", body)
+    return html_page("FaithScreen report", body)
 
 
-def _page(title: str, body: Sequence[str]) -> str:
+def html_page(title: str, body: Sequence[str], *, extra_style: str = "") -> str:
+    """A self-contained page: the report's stylesheet (plus `extra_style`) and its CSP."""
     head = [
         "<!doctype html>",
         '<html lang="en"><head><meta charset="utf-8">',
         '<meta name="viewport" content="width=device-width, initial-scale=1">',
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        f"<title>{escape(title)}</title><style>{STYLE}</style></head><body>",
+        f"<title>{escape(title)}</title><style>{STYLE}{extra_style}</style></head><body>",
     ]
     return "\n".join([*head, *body, "</body></html>"]) + "\n"
 
