@@ -13,6 +13,7 @@ from app.cli import (  # noqa: F401
     providers,
     report,
     rescore,
+    screen,
     serve,
 )
 from app.cli.root import cli

@@ -1,7 +1,8 @@
-"""`faithscreen submit` (a pairs file to a server, as one batch) and `faithscreen screen` (a
-pairs file screened here, with the embedded database and worker).
+"""`faithscreen submit`: a pairs file sent to a server as one batch; and what it shares
+with `faithscreen screen` (`app.cli.screen`) and `faithscreen eval run`: reading the file
+first, naming invalid items by their lines, the results file, the end of a run.
 
-Both read the same files (see `app.cli.pairs_file`), send them through the same batch
+All read the same files (see `app.cli.pairs_file`), send them through the same batch
 intake (over HTTP, or `app.intake.batches` in process), report invalid items by their
 lines in the file, and write the same results: JSON Lines `{"index", "id", "external_id",
 "status", "outcome", "reasons"}` in input order. stdout carries the product (the batch id,
@@ -13,11 +14,8 @@ needed a provider ended in a provider error.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import dataclasses
 import hashlib
-import json
 import os
 import sys
 import time
@@ -28,7 +26,6 @@ from typing import Annotated, Any, BinaryIO, NoReturn
 import httpx2
 import typer
 
-from app.api.batch_schemas import BatchOut
 from app.cli.environment import API_KEY_ENV
 from app.cli.failures import EXIT_PROVIDERS_FAILED, failure_lines, providers_failed
 from app.cli.pairs_file import (
@@ -42,24 +39,15 @@ from app.cli.pairs_file import (
 )
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
-from app.db.migrate import upgrade_to_head
-from app.errors import AppError
-from app.intake.batches import Accepted, BatchBody, BatchRejected, submit_batch
-from app.models.batch import Batch
-from app.repositories import batches
-from app.runtime import Runtime
-from app.settings import Settings, get_settings, mask_credentials_in_text
+from app.settings import mask_credentials_in_text
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 NDJSON = "application/x-ndjson"
 # Ingesting 10,000 items takes the server a while: the read timeout covers the whole POST.
 HTTP_TIMEOUT = httpx2.Timeout(300.0, connect=5.0)
 # While waiting, how long the server may stay unreachable before submit gives up.
 UNREACHABLE_GRACE_SECONDS = 60.0
-LOCAL_POLL_SECONDS = 0.5
-RESULTS_PAGE = 1000
 
 PairsArgument = Annotated[
     Path, typer.Argument(metavar="PAIRS.jsonl", help="One screening request per line.")
@@ -141,7 +129,7 @@ def surveyed(pairs: Path) -> Survey:
     except PairsFileError as error:
         raise CommandFailed(str(error), EXIT_BAD_INPUT) from error
     if found.problems:
-        raise _bad_lines(pairs, "", found.problems)
+        raise bad_lines(pairs, "", found.problems)
     if not found.total:
         raise CommandFailed(f"{pairs} holds no pairs", EXIT_BAD_INPUT)
     if (ignored := describe_ignored(found.ignored)) is not None:
@@ -163,7 +151,7 @@ def post_batch(
     error = _error_body(response)
     if response.status_code == 422 and error.get("details"):
         problems = found.intake_problems(error["details"])
-        raise _bad_lines(pairs, str(error.get("message", response.text)), problems)
+        raise bad_lines(pairs, str(error.get("message", response.text)), problems)
     _check(response, "submitting the batch")
     return str(response.json()["id"])
 
@@ -256,141 +244,6 @@ def _error_body(response: httpx2.Response) -> dict[str, Any]:
     return error if isinstance(error, dict) else {}
 
 
-# ======================================= screen ==========================================
-
-
-@cli.command("screen")
-def screen_command(
-    pairs: PairsArgument,
-    out: OutOption = None,
-    again: Annotated[
-        bool,
-        typer.Option("--again", help="Screen anew a file this database has screened before."),
-    ] = False,
-) -> None:
-    """Screen a pairs file here, with a local database and worker; write the results.
-
-    The database is FAITHSCREEN_DATABASE_URL, else ./faithscreen.db. Every line is checked
-    first, as a batch's items are: if any is invalid, they are reported and none is screened.
-    The same file screened again on the same database prints the earlier results (its key
-    is the file's sha256, as `submit`'s), unless --again.
-    """
-    settings = get_settings()
-    try:
-        found = surveyed(pairs)
-        body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
-        key = None if again else default_idempotency_key(found.digest, None)
-        upgrade_to_head(settings.database_url)
-        asyncio.run(_screen(pairs, found, body, settings, out, key))
-    except CommandFailed as error:
-        fail_command("screen", error)
-    except KeyboardInterrupt:
-        # What was stored stays stored: queued pairs are screened by the next `faithscreen
-        # serve` or `faithscreen worker` on this database.
-        stopped = CommandFailed("interrupted; stored pairs stay in the database", EXIT_INTERRUPTED)
-        fail_command("screen", stopped)
-
-
-async def _screen(
-    pairs: Path,
-    found: Survey,
-    body: BatchBody,
-    settings: Settings,
-    out: Path | None,
-    key: str | None,
-) -> None:
-    runtime = local_runtime(settings)
-    try:
-        accepted = await intake_locally(runtime, pairs, found, body, idempotency_key=key)
-        batch = accepted.batch
-        if not accepted.created:
-            typer.echo(
-                f"faithscreen screen: {pairs} was screened before as batch {batch.id}; "
-                "these are its results (--again screens it anew)",
-                err=True,
-            )
-        runtime.start()
-        progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
-        await _write_local_results(runtime, batch.id, out)
-    finally:
-        await runtime.stop()
-    conclude(progress)
-
-
-def local_runtime(settings: Settings) -> Runtime:
-    """The embedded database, and a worker when both providers are configured. Without
-    one, intake refuses every item that would need it (exit 2), before anything waits."""
-    return Runtime.create(settings, with_worker=not settings.missing_providers())
-
-
-async def intake_locally(
-    runtime: Runtime,
-    pairs: Path,
-    found: Survey,
-    body: BatchBody,
-    name: str | None = None,
-    *,
-    idempotency_key: str | None = None,
-) -> Accepted:
-    """Store every pair in one transaction, as `POST /v1/batches` does; nothing if one
-    item is invalid. The batch is named `name`, else after the file. With a key this
-    database has seen, the batch stored then (`created` False)."""
-    try:
-        async with runtime.sessions() as session:
-            named = name or pairs.name
-            accepted = await submit_batch(
-                session, body, runtime.settings, name=named, idempotency_key=idempotency_key
-            )
-            await session.commit()
-    except BatchRejected as error:
-        if not error.details:  # the batch as a whole: empty, or too many items
-            raise CommandFailed(error.message, EXIT_BAD_INPUT) from None
-        raise _bad_lines(pairs, error.message, found.intake_problems(error.details)) from None
-    except AppError as error:
-        raise CommandFailed(error.message, EXIT_BAD_INPUT) from None
-    return accepted
-
-
-async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) -> dict[str, Any]:
-    """Until every item is done, showing progress; the body GET /v1/batches/{id} would
-    give, so the failure lines read the same as `submit --wait`'s."""
-    report = ProgressReport(sys.stderr, label=label)
-    # Shielded: this only watches the worker; cancelling it must not stop the worker.
-    worker_ended = asyncio.shield(runtime.wait())
-    while True:
-        async with runtime.sessions() as session:
-            progress = await batches.progress(session, batch)
-        report.update(Snapshot(progress.done, progress.total, progress.outcomes))
-        if progress.done >= progress.total:
-            break
-        if worker_ended.done():
-            raise CommandFailed("the worker stopped before every pair was screened")
-        await asyncio.sleep(LOCAL_POLL_SECONDS)
-    report.finish()
-    return BatchOut.of_progress(batch, progress).model_dump(mode="json")
-
-
-async def _write_local_results(runtime: Runtime, batch_id: str, out: Path | None) -> None:
-    """The lines `GET /v1/batches/{id}/results` would stream, read page by page."""
-    after = -1
-    with results_sink(out) as sink:
-        while True:
-            async with runtime.sessions() as session:
-                page = await batches.results_page(
-                    session, batch_id, after=after, limit=RESULTS_PAGE
-                )
-            if not page:
-                return
-            for item in page:
-                sink.write(result_line(dataclasses.asdict(item)))
-            after = page[-1].index
-
-
-def result_line(record: dict[str, Any]) -> bytes:
-    """One results line, byte for byte as the server's results endpoint writes it."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-
-
 # ======================================= shared ==========================================
 
 
@@ -410,7 +263,7 @@ def results_sink(out: Path | None) -> Iterator[BinaryIO]:
         partial.unlink(missing_ok=True)
 
 
-def _bad_lines(pairs: Path, summary: str, problems: list[LineProblem]) -> CommandFailed:
+def bad_lines(pairs: Path, summary: str, problems: list[LineProblem]) -> CommandFailed:
     listing = "".join(f"\n  {entry}" for entry in describe_problems(problems))
     summary = f" ({summary})" if summary else ""
     return CommandFailed(

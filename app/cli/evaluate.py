@@ -32,18 +32,16 @@ from app.cli.batch import (
     PairsArgument,
     conclude,
     fail_command,
-    intake_locally,
-    local_runtime,
     poll,
     post_batch,
     surveyed,
     wait_for_batch,
-    wait_for_local_batch,
 )
 from app.cli.db import DatabaseUrlOption, run_in_session
 from app.cli.environment import API_KEY_ENV
 from app.cli.pairs_file import LineProblem, PairsFileError, Survey, ndjson_body, read_pairs
 from app.cli.root import cli
+from app.cli.screen import intake_locally, local_runtime, wait_for_local_batch
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import BatchBody
