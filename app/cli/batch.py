@@ -33,6 +33,7 @@ from app.cli.pairs_file import (
     PairsFileError,
     Survey,
     describe_ignored,
+    describe_left_out,
     describe_problems,
     ndjson_body,
     survey,
@@ -51,6 +52,14 @@ UNREACHABLE_GRACE_SECONDS = 60.0
 
 PairsArgument = Annotated[
     Path, typer.Argument(metavar="PAIRS.jsonl", help="One screening request per line.")
+]
+SkipInvalidOption = Annotated[
+    bool,
+    typer.Option(
+        "--skip-invalid",
+        help="Leave out the invalid lines (each named on stderr by its line) and screen the "
+        "rest; without it a file with one invalid line is refused whole.",
+    ),
 ]
 OutOption = Annotated[
     Path | None,
@@ -74,13 +83,14 @@ def submit_command(
     wait: Annotated[bool, typer.Option("--wait", help="Wait, showing progress.")] = False,
     out: OutOption = None,
     name: Annotated[str | None, typer.Option("--name", help="A name for the batch.")] = None,
+    skip_invalid: SkipInvalidOption = False,
     idempotency_key: Annotated[
         str | None,
         typer.Option(
             "--idempotency-key",
-            help="Default: sha256 of the file's bytes and --name, so re-running the same "
-            "submit returns the same batch instead of screening it again. Pass another key "
-            "(or --name) to screen the same file anew.",
+            help="Default: sha256 of the file's bytes, --name and --skip-invalid, so re-running "
+            "the same submit returns the same batch instead of screening it again. Pass another "
+            "key (or --name) to screen the same file anew.",
         ),
     ] = None,
     poll_seconds: Annotated[
@@ -101,8 +111,8 @@ def submit_command(
     With --wait, show progress until every pair has an outcome, then write the results.
     """
     try:
-        found = surveyed(pairs)
-        key = idempotency_key or default_idempotency_key(found.digest, name)
+        found = surveyed(pairs, skip_invalid=skip_invalid)
+        key = idempotency_key or default_idempotency_key(found.digest, name, skip_invalid)
         headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
         with httpx2.Client(base_url=server, timeout=HTTP_TIMEOUT, headers=headers) as client:
             batch_id = post_batch(client, pairs, found, name, key)
@@ -117,21 +127,27 @@ def submit_command(
         fail_command("submit", error)
 
 
-def default_idempotency_key(digest: str, name: str | None) -> str:
-    """sha256 of the file's digest and the batch name: the same file and name, the same key."""
-    return hashlib.sha256(f"{digest}\n{name or ''}".encode()).hexdigest()
+def default_idempotency_key(digest: str, name: str | None, skip_invalid: bool = False) -> str:
+    """sha256 of the file's digest and the batch name: the same file and name, the same key.
+    --skip-invalid is part of it, so a run with it is never taken for one without."""
+    left_out = "\n--skip-invalid" if skip_invalid else ""  # without it, the key as it always was
+    return hashlib.sha256(f"{digest}\n{name or ''}{left_out}".encode()).hexdigest()
 
 
-def surveyed(pairs: Path) -> Survey:
-    """The file surveyed; CommandFailed if it cannot be read, has bad lines or no pairs."""
+def surveyed(pairs: Path, *, skip_invalid: bool = False) -> Survey:
+    """The file surveyed; CommandFailed if it cannot be read, has bad lines (unless
+    `skip_invalid`: they are named on stderr and left out) or no pairs."""
     try:
-        found = survey(pairs)
+        found = survey(pairs, skip_invalid=skip_invalid)
     except PairsFileError as error:
         raise CommandFailed(str(error), EXIT_BAD_INPUT) from error
     if found.problems:
         raise bad_lines(pairs, "", found.problems)
+    if (left_out := describe_left_out(found)) is not None:
+        typer.echo(f"faithscreen: {pairs}: {left_out}", err=True)
     if not found.total:
-        raise CommandFailed(f"{pairs} holds no pairs", EXIT_BAD_INPUT)
+        only = ", only invalid lines" if found.left_out else ""
+        raise CommandFailed(f"{pairs} holds no pairs{only}", EXIT_BAD_INPUT)
     if (ignored := describe_ignored(found.ignored)) is not None:
         typer.echo(f"faithscreen: {pairs}: {ignored}", err=True)
     return found

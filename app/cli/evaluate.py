@@ -30,6 +30,7 @@ from app.cli.batch import (
     NDJSON,
     CommandFailed,
     PairsArgument,
+    SkipInvalidOption,
     conclude,
     fail_command,
     poll,
@@ -85,6 +86,7 @@ def run_command(
     api_key: ApiKeyOption = None,
     as_json: JsonOption = False,
     html: HtmlOption = None,
+    skip_invalid: SkipInvalidOption = False,
     poll_seconds: Annotated[
         float, typer.Option("--poll-seconds", min=0.1, help="Progress poll interval.")
     ] = 1.0,
@@ -96,7 +98,7 @@ def run_command(
     lines of GET /v1/decisions/export work as they are. Each run is a new batch.
     """
     try:
-        found = surveyed(pairs)
+        found = surveyed(pairs, skip_invalid=skip_invalid)
         require_labels(pairs, found)
         if server is None:
             body, progress = _run_locally(pairs, found, name, get_settings())

@@ -26,6 +26,8 @@ only, as JSON Lines are.
 `survey` checks every line against the request schema before anything is sent, so one
 report names every malformed line; what only intake can judge (size limits, a provider
 being configured) comes back from it by item index and is named by line the same way.
+With `skip_invalid` (`--skip-invalid`) the lines with problems are skipped as well, so the
+items sent and `line_numbers` still agree line for line.
 """
 
 from __future__ import annotations
@@ -58,6 +60,7 @@ SKIP_SUPERSEDED = "superseded"
 SKIP_WITHDRAWN = "withdrawn"
 SKIP_UNSURE = UNSURE
 SKIP_NOT_FINAL = "a later decision on the same pair"
+SKIP_INVALID = "invalid"  # left out by `survey(..., skip_invalid=True)`; see Survey.left_out
 # Upload blocks: large enough to keep per-chunk overhead low, small enough to stream.
 BODY_BLOCK_BYTES = 64 * 1024
 # Lines named per distinct problem; a problem shared by thousands of lines is one entry.
@@ -102,6 +105,7 @@ class Survey:
     problems: list[LineProblem] = field(default_factory=list)
     skipped: dict[int, str] = field(default_factory=dict)  # line number -> why no item
     ignored: dict[str, int] = field(default_factory=dict)  # field -> rows it was left out of
+    left_out: list[LineProblem] = field(default_factory=list)  # problems of lines left out
 
     @property
     def total(self) -> int:
@@ -140,10 +144,23 @@ class Survey:
         self.line_numbers = [n for n in self.line_numbers if n not in self.skipped]
         self.problems = [p for p in self.problems if p.number not in self.skipped]
 
+    def leave_out_invalid(self) -> None:
+        """Every line with a problem becomes a skipped line: no item, not sent, not read,
+        so `line_numbers` holds exactly the lines sent. Its problems move to `left_out`."""
+        invalid = {problem.number for problem in self.problems if problem.number is not None}
+        self.skipped |= dict.fromkeys(invalid, SKIP_INVALID)
+        self.left_out, self.problems = self.problems, []
+        self.drop_skipped_items()
 
-def survey(path: Path) -> Survey:
+    @property
+    def left_out_lines(self) -> int:
+        return len({problem.number for problem in self.left_out})
+
+
+def survey(path: Path, *, skip_invalid: bool = False) -> Survey:
     """The digest, the line of every item, every line that is not a valid request, and
-    every line skipped with why."""
+    every line skipped with why. With `skip_invalid`, the invalid lines are skipped too
+    (`Survey.leave_out_invalid`): what is wrong with them is in `left_out`."""
     result = Survey()
     digest = hashlib.sha256()
     latest: dict[bytes, int] = {}  # a decided pair -> the line of its latest decision
@@ -155,6 +172,8 @@ def survey(path: Path) -> Survey:
         if line is not None:
             result.add(line)
     result.drop_skipped_items()
+    if skip_invalid:
+        result.leave_out_invalid()
     result.digest = digest.hexdigest()
     return result
 
@@ -186,6 +205,16 @@ def describe_problems(problems: Iterable[LineProblem]) -> list[str]:
     for problem in problems:
         groups.setdefault((problem.field, problem.message), []).append(problem.number)
     return [f"{_where(lines)}: {_what(*key)}" for key, lines in groups.items()]
+
+
+def describe_left_out(found: Survey) -> str | None:
+    """`left out 2 invalid lines:` and `describe_problems` of them, one a line; None when
+    no line was left out."""
+    if not found.left_out:
+        return None
+    count = found.left_out_lines
+    listing = "".join(f"\n  {entry}" for entry in describe_problems(found.left_out))
+    return f"left out {count} invalid line{'' if count == 1 else 's'}:{listing}"
 
 
 def _where(lines: list[int | None]) -> str:

@@ -21,6 +21,7 @@ from app.cli.batch import (
     CommandFailed,
     OutOption,
     PairsArgument,
+    SkipInvalidOption,
     bad_lines,
     conclude,
     default_idempotency_key,
@@ -52,19 +53,21 @@ def screen_command(
         bool,
         typer.Option("--again", help="Screen anew a file this database has screened before."),
     ] = False,
+    skip_invalid: SkipInvalidOption = False,
 ) -> None:
     """Screen a pairs file here, with a local database and worker; write the results.
 
-    The database is FAITHSCREEN_DATABASE_URL, else ./faithscreen.db. Every line is checked
-    first, as a batch's items are: if any is invalid, they are reported and none is screened.
-    The same file screened again on the same database prints the earlier results (its key
-    is the file's sha256, as `submit`'s), unless --again.
+        The database is FAITHSCREEN_DATABASE_URL, else ./faithscreen.db. Every line is checked
+        first, as a batch's items are: if any is invalid, they are reported and none is screened
+    (with --skip-invalid, they are reported and the valid ones screened).
+        The same file screened again on the same database prints the earlier results (its key
+        is the file's sha256, as `submit`'s), unless --again.
     """
     settings = get_settings()
     try:
-        found = surveyed(pairs)
+        found = surveyed(pairs, skip_invalid=skip_invalid)
         body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
-        key = None if again else default_idempotency_key(found.digest, None)
+        key = None if again else default_idempotency_key(found.digest, None, skip_invalid)
         upgrade_to_head(settings.database_url)
         asyncio.run(_screen(pairs, found, body, settings, out, key))
     except CommandFailed as error:

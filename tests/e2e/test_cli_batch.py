@@ -236,3 +236,98 @@ def test_submit_sends_its_api_key_and_says_when_one_is_needed(
     done = faithscreen(env, "submit", str(path), "--server", serve.base_url, "--wait")
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["outcome"] for line in done.stdout.splitlines()] == ["flagged"]
+
+
+# --- --skip-invalid -----------------------------------------------------------------------
+
+# Lines 2 (no formal) and 4 (not JSON) are invalid; line 3 is blank; 1 and 5 are valid.
+WITH_INVALID: list[str] = [
+    json.dumps(LINES[0][0]),
+    json.dumps({"informal": INFORMAL}),
+    "",
+    "{not json",
+    json.dumps(LINES[3][0]),
+]
+TOO_LONG = json.dumps({"informal": INFORMAL, "formal": formal("x" * 2000), "external_id": "long"})
+
+
+def raw_pairs_file(tmp_path: Path, lines: list[str], name: str = "raw") -> Path:
+    path = tmp_path / f"{name}.jsonl"
+    path.write_text("".join(line + "\n" for line in lines))
+    return path
+
+
+def check_left_out(stderr: str) -> None:
+    assert "left out 2 invalid lines" in stderr
+    assert "line 2: formal: Field required" in stderr
+    assert "line 4: not valid JSON" in stderr
+
+
+def check_refused(done: subprocess.CompletedProcess[str]) -> None:
+    """Without --skip-invalid: refused as before, nothing screened."""
+    assert done.returncode == 2
+    assert "line 2: formal: Field required" in done.stderr and "nothing was screened" in done.stderr
+    assert "left out" not in done.stderr
+
+
+def test_submit_skip_invalid_screens_the_valid_lines_and_names_the_others(
+    start_serve: StartServe, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    env = provider_env(scripted_openai.base_url, FAITHSCREEN_MAX_STATEMENT_BYTES="1000")
+    serve = start_serve(env)
+    path, server = raw_pairs_file(tmp_path, WITH_INVALID), ("--server", serve.base_url)
+    check_refused(faithscreen({}, "submit", str(path), *server))
+    with serve.client() as client:
+        assert client.get("/v1/batches").json()["items"] == []
+
+    done = faithscreen({}, "submit", str(path), *server, "--skip-invalid", "--wait")
+    assert done.returncode == 0, done.stderr
+    check_left_out(done.stderr)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["index"], r["external_id"], r["outcome"]) for r in rows] == [
+        (0, "one", "passed"),
+        (1, "three", "flagged"),
+    ]
+
+    # Only intake knows the size limit: line 6, past the left-out lines, is named as 6.
+    longer = raw_pairs_file(tmp_path, [*WITH_INVALID, TOO_LONG], "longer")
+    refused = faithscreen({}, "submit", str(longer), *server, "--skip-invalid")
+    assert refused.returncode == 2
+    assert (
+        "line 6: formal:" in refused.stderr and "FAITHSCREEN_MAX_STATEMENT_BYTES" in refused.stderr
+    )
+    with serve.client() as client:
+        assert len(client.get("/v1/batches").json()["items"]) == 1
+
+
+def test_screen_skip_invalid_screens_the_valid_lines_and_names_the_others(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    env = provider_env(
+        scripted_openai.base_url,
+        FAITHSCREEN_DATABASE_URL=database_url,
+        FAITHSCREEN_MAX_STATEMENT_BYTES="1000",
+    )
+    path = raw_pairs_file(tmp_path, WITH_INVALID)
+    check_refused(faithscreen(env, "screen", str(path)))
+    assert stored_screenings(database_url) == 0
+
+    done = faithscreen(env, "screen", str(path), "--skip-invalid")
+    assert done.returncode == 0, done.stderr
+    check_left_out(done.stderr)
+    rows = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [(r["external_id"], r["outcome"]) for r in rows] == [
+        ("one", "passed"),
+        ("three", "flagged"),
+    ]
+
+    longer = raw_pairs_file(tmp_path, [*WITH_INVALID, TOO_LONG], "longer")
+    refused = faithscreen(env, "screen", str(longer), "--skip-invalid")
+    assert refused.returncode == 2
+    assert "line 6: formal:" in refused.stderr
+    assert stored_screenings(database_url) == 2  # the first run's, nothing of this one
+
+    nothing_valid = raw_pairs_file(tmp_path, WITH_INVALID[1:4], "nothing_valid")
+    empty = faithscreen(env, "screen", str(nothing_valid), "--skip-invalid")
+    assert empty.returncode == 2
+    assert "left out 2 invalid lines" in empty.stderr and "holds no pairs" in empty.stderr

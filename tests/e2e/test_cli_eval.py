@@ -129,3 +129,41 @@ def test_eval_show_of_an_unknown_batch_says_so(database_url: str, tmp_path: Path
     done = faithscreen({"FAITHSCREEN_DATABASE_URL": database_url}, "eval", "show", "nope")
     assert done.returncode == 1
     assert "batch nope does not exist" in done.stderr
+
+
+def test_eval_run_skip_invalid_calibrates_on_the_valid_rows_and_names_the_others(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    rows = labelled_rows()
+    catch_all_but_the_last_mismatch(scripted_openai, rows)
+    env = provider_env(
+        scripted_openai.base_url,
+        FAITHSCREEN_DATABASE_URL=database_url,
+        FAITHSCREEN_MAX_STATEMENT_BYTES="1000",
+    )
+    lines = [json.dumps(row) for row in rows]
+    lines[3:3] = ["{not json", json.dumps({"informal": "no formal", "label": "faithful"})]
+    path = tmp_path / "mixed.jsonl"
+    path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
+
+    refused = faithscreen(env, "eval", "run", str(path), "--json")
+    assert refused.returncode == 2
+    assert (
+        "line 4: not valid JSON" in refused.stderr
+        and "line 5: formal: Field required" in refused.stderr
+    )
+    assert scripted_openai.requests == []
+
+    done = faithscreen(env, "eval", "run", str(path), "--json", "--skip-invalid")
+    assert done.returncode == 0, done.stderr
+    assert "left out 2 invalid lines" in done.stderr
+    assert (
+        "line 4: not valid JSON" in done.stderr and "line 5: formal: Field required" in done.stderr
+    )
+    check_calibration(json.loads(done.stdout))
+
+    too_long = rows[0] | {"formal": "theorem x : " + "x" * 2000}
+    path.write_text("".join(ln + "\n" for ln in [*lines, json.dumps(too_long)]), encoding="utf-8")
+    longer = faithscreen(env, "eval", "run", str(path), "--json", "--skip-invalid")
+    assert longer.returncode == 2
+    assert "line 9: formal:" in longer.stderr

@@ -4,6 +4,7 @@ refusals that happen before anything is sent or stored. The real paths (a real
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from pathlib import Path
@@ -123,3 +124,11 @@ def test_screen_checks_every_line_before_it_touches_the_database(tmp_path: Path)
     assert "line 1: expected a JSON object" in stderr
     assert "line 3: header: Input should be a valid string" in stderr
     assert not (tmp_path / "local.db").exists()
+
+
+def test_the_default_key_differs_with_skip_invalid_and_is_unchanged_without() -> None:
+    digest = "0" * 64
+    before = hashlib.sha256(f"{digest}\nnightly".encode()).hexdigest()  # the key as it was
+    assert default_idempotency_key(digest, "nightly") == before
+    assert default_idempotency_key(digest, "nightly", skip_invalid=False) == before
+    assert default_idempotency_key(digest, "nightly", skip_invalid=True) != before

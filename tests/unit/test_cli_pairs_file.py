@@ -511,3 +511,63 @@ def test_a_decision_made_final_or_not_since_the_survey_stops_the_upload(tmp_path
 def sent_items(path: Path, found: pairs_file.Survey) -> list[dict[str, Any]]:
     """What the upload body sends, item by item."""
     return [json.loads(line) for line in b"".join(ndjson_body(path, found)).splitlines()]
+
+
+# --- skip_invalid -------------------------------------------------------------------------
+
+
+def mixed_valid_and_invalid(tmp_path: Path) -> Path:
+    return write(
+        tmp_path,
+        json.dumps(REQUEST | {"external_id": "a"}),
+        "{not json",
+        "",
+        json.dumps({"informal": "no formal"}),
+        json.dumps(REQUEST | {"external_id": "b"}),
+        b"\xff{}",
+        json.dumps(SHARED_ROW),
+    )
+
+
+def test_skip_invalid_leaves_every_invalid_line_out_and_keeps_its_problems(
+    tmp_path: Path,
+) -> None:
+    found = survey(mixed_valid_and_invalid(tmp_path), skip_invalid=True)
+    assert found.problems == []
+    assert found.line_numbers == [1, 5, 7]
+    assert [(p.number, p.field) for p in found.left_out] == [(2, ""), (4, "formal"), (6, "")]
+    assert found.left_out_lines == 3
+    # Without it the survey is as it always was: every problem, every line an item.
+    plain = survey(mixed_valid_and_invalid(tmp_path))
+    assert [p.number for p in plain.problems] == [2, 4, 6]
+    assert plain.line_numbers == [1, 4, 5, 7] and plain.left_out == []
+
+
+def test_skip_invalid_sends_and_reads_the_valid_lines_only(tmp_path: Path) -> None:
+    path = mixed_valid_and_invalid(tmp_path)
+    found = survey(path, skip_invalid=True)
+    sent = [json.loads(line) for line in b"".join(ndjson_body(path, found)).splitlines()]
+    assert [item["external_id"] for item in sent] == ["a", "b", "minif2f/t"]
+    read = [line for line in read_pairs(path, found)]
+    assert all(isinstance(line, PairLine) for line in read)
+    assert [line.number for line in read] == found.line_numbers
+
+
+def test_skip_invalid_intake_errors_are_named_by_the_lines_sent(tmp_path: Path) -> None:
+    found = survey(mixed_valid_and_invalid(tmp_path), skip_invalid=True)
+    details = [{"index": 1, "field": "formal", "message": "too long"}, {"index": 2}]
+    assert [p.number for p in found.intake_problems(details)] == [5, 7]
+
+
+def test_skip_invalid_on_a_file_of_invalid_lines_leaves_no_item(tmp_path: Path) -> None:
+    found = survey(write(tmp_path, "{", "[]", json.dumps({"formal": "x"})), skip_invalid=True)
+    assert found.total == 0 and found.left_out_lines == 3
+
+
+def test_skip_invalid_names_the_left_out_lines_with_a_count(tmp_path: Path) -> None:
+    found = survey(mixed_valid_and_invalid(tmp_path), skip_invalid=True)
+    described = pairs_file.describe_left_out(found)
+    assert described is not None
+    assert described.startswith("left out 3 invalid lines:")
+    assert "line 4: formal: Field required" in described
+    assert pairs_file.describe_left_out(survey(write(tmp_path, json.dumps(REQUEST)))) is None
