@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-from datetime import datetime
-
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from app.api.calibration_schemas import SliceOut
+from app.intake.requests import StorableText, UtcTime
 from app.repositories.rescores import Scope
 
 
@@ -15,8 +14,8 @@ class RescoreRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    batch_id: str | None = Field(default=None, max_length=36)
-    since: datetime | None = Field(default=None, description="Created at or after (UTC).")
+    batch_id: StorableText | None = Field(default=None, max_length=36)
+    since: UtcTime | None = Field(default=None, description="Created at or after (UTC).")
     all: bool = False
     apply: bool = False
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from typing import Annotated, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
@@ -21,6 +22,23 @@ def storable(text: str) -> str:
 
 
 StorableText = Annotated[str, AfterValidator(storable)]
+
+
+def in_utc(moment: datetime) -> datetime:
+    """A client's time in UTC: with `Z` or an offset, or with none, which means UTC.
+
+    Refuses a time the calendar cannot hold once in UTC: `0001-01-01T00:00:00+14:00` falls
+    in year 0 there and `9999-12-31T23:59:59-14:00` in year 10000, so no query could use
+    either (it would surface as a 500)."""
+    if moment.tzinfo is None or moment.utcoffset() is None:
+        return moment.replace(tzinfo=UTC)
+    try:
+        return moment.astimezone(UTC)
+    except OverflowError as error:
+        raise ValueError("must fall between 0001-01-01 and 9999-12-31 in UTC") from error
+
+
+UtcTime = Annotated[datetime, AfterValidator(in_utc)]
 # A statement must say something: empty or whitespace-only text is rejected (422).
 Statement = Annotated[StorableText, StringConstraints(min_length=1, pattern=r"\S")]
 

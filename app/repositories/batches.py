@@ -7,7 +7,6 @@ batch row, so the counts can never disagree with the screenings.
 
 from __future__ import annotations
 
-import base64
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -21,7 +20,7 @@ from app.models.review import Review
 from app.models.screening import Screening
 from app.policy.reasons import Reason
 from app.repositories.conflicts import insert_unless_exists
-from app.repositories.screenings import decode_cursor
+from app.repositories.keyset import decode_cursor, encode_cursor
 from app.vocabulary import Outcome, ParseStatus, Role, ScreeningStatus
 
 # Any constant both sides agree on; it only has to differ from other advisory lock users.
@@ -271,13 +270,7 @@ async def list_page(
         )
     rows = list((await session.execute(statement.limit(limit + 1))).scalars())
     page = rows[:limit]
-    return page, _cursor(page[-1]) if len(rows) > limit else None
-
-
-def _cursor(batch: Batch) -> str:
-    # The same shape as the screenings' cursor, so `decode_cursor` reads both.
-    raw = f"{batch.created_at.isoformat()}|{batch.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    return page, encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
 
 
 @dataclass(frozen=True, slots=True)

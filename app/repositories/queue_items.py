@@ -13,8 +13,6 @@ against the committed row; SQLite runs one writer at a time).
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -30,6 +28,7 @@ from app.db.types import utcnow
 from app.models.queue_item import QueueItem, QueueStatus
 from app.models.screening import Screening
 from app.repositories.conflicts import insert_unless_exists
+from app.repositories.keyset import decode_numbered_cursor, encode_cursor
 
 OPEN = QueueStatus.OPEN.value
 CLAIMED = QueueStatus.CLAIMED.value
@@ -124,11 +123,11 @@ async def list_page(
     for condition in _conditions(session, filters, now or utcnow()):
         statement = statement.where(condition)
     if cursor is not None:
-        statement = statement.where(_after(*decode_cursor(cursor)))
+        statement = statement.where(_after(*decode_numbered_cursor(cursor)))
     statement = statement.order_by(QueueItem.created_at, QueueItem.id).limit(limit + 1)
     rows = list((await session.execute(statement)).scalars())
     page = rows[:limit]
-    return page, encode_cursor(page[-1]) if len(rows) > limit else None
+    return page, encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
 
 
 def _conditions(
@@ -178,23 +177,6 @@ def _after(created_at: datetime, item_id: int) -> ColumnElement[bool]:
         QueueItem.created_at > created_at,
         and_(QueueItem.created_at == created_at, QueueItem.id > item_id),
     )
-
-
-def encode_cursor(item: QueueItem) -> str:
-    raw = f"{item.created_at.isoformat()}|{item.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, int]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
-        stamp, _, item_id = raw.partition("|")
-        created_at, ident = datetime.fromisoformat(stamp), int(item_id)
-    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
-        raise ValueError("not a cursor from this listing") from error
-    if created_at.tzinfo is None or not 0 < ident < 2**63:
-        raise ValueError("not a cursor from this listing")
-    return created_at, ident
 
 
 # ---- Transitions ----------------------------------------------------------------------------

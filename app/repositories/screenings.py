@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import base64
-import binascii
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -28,6 +26,7 @@ from sqlalchemy.orm import joinedload, selectinload
 from app.db.types import utcnow
 from app.models.pair import PairRow
 from app.models.screening import Screening
+from app.repositories.keyset import decode_cursor, encode_cursor
 from app.vocabulary import ScreeningStatus
 
 DONE = ScreeningStatus.DONE.value
@@ -91,7 +90,7 @@ async def list_page(
     statement = statement.order_by(Screening.created_at.desc(), Screening.id.desc())
     rows = list((await session.execute(statement.limit(limit + 1))).scalars())
     page = rows[:limit]
-    return page, encode_cursor(page[-1]) if len(rows) > limit else None
+    return page, encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
 
 
 def _filtered(filters: Mapping[str, str | None]) -> Select[Screening]:
@@ -108,23 +107,6 @@ def _before(created_at: datetime, screening_id: str) -> ColumnElement[bool]:
         Screening.created_at < created_at,
         and_(Screening.created_at == created_at, Screening.id < screening_id),
     )
-
-
-def encode_cursor(screening: Screening) -> str:
-    raw = f"{screening.created_at.isoformat()}|{screening.id}".encode()
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
-
-
-def decode_cursor(cursor: str) -> tuple[datetime, str]:
-    try:
-        raw = base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)).decode("utf-8")
-        stamp, sep, screening_id = raw.partition("|")
-        created_at = datetime.fromisoformat(stamp)
-    except (binascii.Error, UnicodeDecodeError, ValueError) as error:
-        raise ValueError("not a cursor from this listing") from error
-    if not sep or not screening_id or created_at.tzinfo is None:
-        raise ValueError("not a cursor from this listing")
-    return created_at, screening_id
 
 
 async def record_outcome(

@@ -22,6 +22,7 @@ from app.api.schemas import error_responses
 from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
 from app.intake.requests import StorableText
 from app.models.queue_item import QueueStatus
+from app.repositories.keyset import MAX_INTEGER_ID
 from app.review_queue import service
 from app.review_queue.export import export_lines
 from app.review_queue.service import QueueFilters
@@ -32,7 +33,7 @@ DECISION_BODY = JsonBody(DecisionRequest)
 REOPEN_BODY = JsonBody(ReopenRequest, optional=True)
 
 # Item ids are 32-bit integers in the database; a larger number can name no item.
-ItemId = Annotated[int, Path(ge=1, le=2**31 - 1)]
+ItemId = Annotated[int, Path(ge=1, le=MAX_INTEGER_ID)]
 REASON_DOC = (
     "A reason code (`translator_truncated`), or a kind that matches every reason with "
     "that prefix before a colon (`evidence_review` matches `evidence_review:...`)."
@@ -139,7 +140,9 @@ async def reopen_queue_item(
 async def export_decisions(
     runtime: RuntimeDep,
     principal: ReviewerDep,
-    after: Annotated[int, Query(ge=0, description="Only decisions with a higher id.")] = 0,
+    after: Annotated[
+        int, Query(ge=0, le=MAX_INTEGER_ID, description="Only decisions with a higher id.")
+    ] = 0,
 ) -> StreamingResponse:
     """Every decision as JSONL, oldest first, streamed page by page."""
     lines = export_lines(runtime.sessions, principal, after=after)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Annotated
 
 from fastapi import APIRouter, Query
@@ -11,21 +10,22 @@ from app.api.deps import SessionDep
 from app.api.report_schemas import SummaryOut
 from app.api.schemas import error_responses
 from app.auth.dependencies import reviewer_access
+from app.intake.requests import StorableText, UtcTime
 from app.reports.service import summary_report
 from app.repositories.reports import ReportFilters
 from app.vocabulary import Role
 
 router = APIRouter(prefix="/v1/reports", tags=["reports"], dependencies=[reviewer_access])
 
-Text = Annotated[str | None, Query(max_length=200)]
+Text = Annotated[StorableText | None, Query(max_length=200)]
 
 
 @router.get("/summary", response_model=SummaryOut, responses=error_responses(422))
 async def summary(
     session: SessionDep,
-    batch_id: Annotated[str | None, Query(max_length=36)] = None,
-    since: Annotated[datetime | None, Query(description="Created at or after (UTC).")] = None,
-    until: Annotated[datetime | None, Query(description="Created before (UTC).")] = None,
+    batch_id: Annotated[StorableText | None, Query(max_length=36)] = None,
+    since: Annotated[UtcTime | None, Query(description="Created at or after (UTC).")] = None,
+    until: Annotated[UtcTime | None, Query(description="Created before (UTC).")] = None,
     role: Role | None = None,
     model: Text = None,
     prompt_version: Text = None,
