@@ -28,13 +28,16 @@ class NotFound(AppError):
 
 
 class PayloadTooLarge(AppError):
-    def __init__(self, field: str, limit: int) -> None:
+    def __init__(
+        self, field: str, limit: int, setting: str = "FAITHSCREEN_MAX_STATEMENT_BYTES"
+    ) -> None:
         super().__init__(
             413,
             "payload_too_large",
-            f"field '{field}' is larger than the limit of {limit} bytes "
-            "(FAITHSCREEN_MAX_STATEMENT_BYTES)",
+            f"field '{field}' is larger than the limit of {limit} bytes ({setting})",
+            extra={"limit": limit},
         )
+        self.field = field
 
 
 class ProviderNotConfigured(AppError):

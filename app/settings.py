@@ -60,6 +60,8 @@ class Settings(BaseSettings):
     # In-flight calls per provider per process.
     llm_concurrency: int = Field(default=16, ge=1, le=1024)
     max_statement_bytes: int = Field(default=64 * 1024, ge=1)
+    # UTF-8 bytes of each supplied reply (`replies.translator`, `replies.judge`); more: 413.
+    max_reply_bytes: int = Field(default=256 * 1024, ge=1)
     # Items one POST /v1/batches may carry; a longer batch is refused (413) as a whole.
     max_batch_items: int = Field(default=10_000, ge=1)
     # Bytes one POST /v1/batches body may hold; reading stops there and the batch is

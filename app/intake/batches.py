@@ -25,7 +25,7 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.errors import AppError
+from app.errors import AppError, PayloadTooLarge
 from app.evidence import run_checks
 from app.evidence.finding import Finding
 from app.intake.batch_body import BatchBody, BatchRejected, Items, RawItem, error_detail, read_items
@@ -143,18 +143,16 @@ def _checked(item: RawItem, settings: Settings, errors: ItemErrors) -> Screening
     try:
         check_request(request, settings)
     except AppError as error:
-        found = {"field": _field_of(error, request, settings), "code": error.code}
+        found = {"field": _field_of(error), "code": error.code}
         errors.add(item, [found | {"message": error.message}])
         return None
     return request
 
 
-def _field_of(error: AppError, request: ScreeningRequest, settings: Settings) -> str | None:
+def _field_of(error: AppError) -> str:
     """The field a `check_request` refusal is about (its message names it for people)."""
-    if error.code == "payload_too_large":
-        limit = settings.max_statement_bytes
-        sizes = {name: len(getattr(request, name).encode()) for name in ("informal", "formal")}
-        return next((name for name, size in sizes.items() if size > limit), "header")
+    if isinstance(error, PayloadTooLarge):
+        return error.field  # a statement, or `replies.translator` / `replies.judge`
     return {"confirmations_need_provider": "options.confirmations"}.get(error.code, "replies")
 
 

@@ -18,10 +18,7 @@ from app.vocabulary import Pair, Role
 
 def check_request(request: ScreeningRequest, settings: Settings) -> None:
     """Reject what cannot be screened, before anything is stored."""
-    limit = settings.max_statement_bytes
-    for field in ("informal", "formal", "header"):
-        if len(getattr(request, field).encode("utf-8")) > limit:
-            raise PayloadTooLarge(field, limit)
+    _check_sizes(request, settings)
     if request.replies is None:
         missing = settings.missing_providers()
         if missing:
@@ -33,6 +30,20 @@ def check_request(request: ScreeningRequest, settings: Settings) -> None:
             "options.confirmations must be 0 when 'replies' are supplied: "
             "a confirmation re-asks a provider, and none is called for supplied replies",
         )
+
+
+def _check_sizes(request: ScreeningRequest, settings: Settings) -> None:
+    """413 for a statement past FAITHSCREEN_MAX_STATEMENT_BYTES or a supplied reply past
+    FAITHSCREEN_MAX_REPLY_BYTES, both counted in UTF-8 bytes."""
+    limit = settings.max_statement_bytes
+    for field in ("informal", "formal", "header"):
+        if len(getattr(request, field).encode("utf-8")) > limit:
+            raise PayloadTooLarge(field, limit)
+    if request.replies is not None:
+        for role in ("translator", "judge"):
+            if len(getattr(request.replies, role).encode("utf-8")) > settings.max_reply_bytes:
+                field, limit = f"replies.{role}", settings.max_reply_bytes
+                raise PayloadTooLarge(field, limit, "FAITHSCREEN_MAX_REPLY_BYTES")
 
 
 async def submit(

@@ -157,12 +157,14 @@ async def test_the_default_cap_holds_the_largest_valid_single_request(
     start_api: StartApi, configured_settings: Settings
 ) -> None:
     """Three statements at FAITHSCREEN_MAX_STATEMENT_BYTES, every character escaped to six
-    bytes of JSON, and two replies of 1 MiB: under 4 MiB, and accepted."""
+    bytes of JSON, and two replies at FAITHSCREEN_MAX_REPLY_BYTES written in mathematical
+    symbols (three bytes of UTF-8, six of JSON): under 4 MiB, and accepted."""
     assert configured_settings.max_request_bytes == 4 * 1024 * 1024
     limit = configured_settings.max_statement_bytes
     escaped = "\x01" * limit  # one byte of UTF-8, six of JSON ("\u0001")
     request = {"informal": "n" + escaped[1:], "formal": "t" + escaped[1:], "header": escaped}
-    request |= {"replies": {"translator": "VERDICT: FAITHFUL\n" + "x" * 2**20, "judge": "x"}}
+    reply = "VERDICT: FAITHFUL\n".ljust(configured_settings.max_reply_bytes // 3, "ℕ")
+    request |= {"replies": {"translator": reply, "judge": reply}}
     body = json.dumps(request).encode()
     assert 3 * 6 * limit < len(body) <= configured_settings.max_request_bytes
     async with start_api(configured_settings, with_worker=False) as api:
