@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
+from datetime import datetime
 from typing import Annotated, TypeVar
 
 import typer
@@ -12,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
+from app.intake.requests import in_utc
 from app.settings import get_settings, mask_url_credentials
 
 T = TypeVar("T")
@@ -27,6 +29,15 @@ DatabaseUrlOption = Annotated[
         show_default=False,
     ),
 ]
+
+
+def utc_time(moment: datetime | None) -> datetime | None:
+    """A `--since`/`--until` option read as the API reads it (`in_utc`): no offset is UTC,
+    a time past the calendar in UTC is a bad parameter (exit 2), not a traceback."""
+    try:
+        return None if moment is None else in_utc(moment)
+    except ValueError as error:
+        raise typer.BadParameter(str(error)) from error
 
 
 def run_in_session(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:

@@ -10,7 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from app.cli.db import DatabaseUrlOption
+from app.cli.db import DatabaseUrlOption, utc_time
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
 from app.reports.html import summary_html
@@ -28,8 +28,12 @@ EXIT_FAILURE = 1
 @cli.command("report")
 def report(
     batch: Annotated[str | None, typer.Option("--batch", help="Only this batch.")] = None,
-    since: Annotated[datetime | None, typer.Option(help="Created at or after (UTC).")] = None,
-    until: Annotated[datetime | None, typer.Option(help="Created before (UTC).")] = None,
+    since: Annotated[
+        datetime | None, typer.Option(help="Created at or after (UTC).", callback=utc_time)
+    ] = None,
+    until: Annotated[
+        datetime | None, typer.Option(help="Created before (UTC).", callback=utc_time)
+    ] = None,
     role: Annotated[Role | None, typer.Option(help="Only calls of this role.")] = None,
     model: Annotated[str | None, typer.Option(help="Only calls to this model.")] = None,
     prompt_version: Annotated[str | None, typer.Option(help="Only this prompt version.")] = None,

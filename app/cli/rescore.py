@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.db import DatabaseUrlOption
+from app.cli.db import DatabaseUrlOption, utc_time
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
 from app.errors import NotFound
@@ -26,7 +26,8 @@ from app.settings import get_settings
 def rescore_command(
     batch: Annotated[str | None, typer.Option("--batch", help="Only this batch.")] = None,
     since: Annotated[
-        datetime | None, typer.Option(help="Screenings created at or after (UTC).")
+        datetime | None,
+        typer.Option(help="Screenings created at or after (UTC).", callback=utc_time),
     ] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every finished screening.")] = False,
     apply: Annotated[
