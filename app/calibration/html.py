@@ -11,20 +11,20 @@ a share would mislead, and `no cases (0/0)` where there is nothing to count.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
 from app.calibration.tally import FAITHFUL, FLAGGED, LABELS, MISMATCH, OUTCOMES, PASSED
 from app.reports.charts import (
     LABEL,
-    NOTE_X,
     ROW,
     TOP,
-    WIDTH,
     interval_mark,
+    note,
     rate_axis,
     stacked_chart,
+    svg_chart,
 )
 from app.reports.html import OUTCOME_COLOURS, html_page
 from app.reports.stats import TOO_FEW, Rate
@@ -303,28 +303,15 @@ def _rate_chart(title: str, rows: Sequence[tuple[str, Rate]]) -> str:
     `rows` are labels of our own, short enough for the label column."""
     bottom = TOP + len(rows) * ROW
     drawn = [_rate_row(label, rate, TOP + i * ROW) for i, (label, rate) in enumerate(rows)]
-    return _svg(title, bottom + 8, [rate_axis(bottom), *drawn])
+    return svg_chart(title, bottom + 8, [rate_axis(bottom), *drawn])
 
 
 def _rate_row(label: str, rate: Rate, y: int) -> str:
     baseline = y + ROW / 2 + 2
     label_text = _text("label", LABEL - 8, baseline, label, ' text-anchor="end"')
     if rate.denominator == 0:
-        return label_text + _text("empty", LABEL + 8, baseline, NO_CASES) + _note("0/0", y)
-    return label_text + interval_mark(rate, y) + _note(rate_text(rate), y)
-
-
-def _svg(title: str, height: int, body: Iterable[str]) -> str:
-    heading = escape(title)
-    return (
-        f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {height}" '
-        f'width="{WIDTH}" height="{height}"><title>{heading}</title>'
-        f'<text class="heading" x="0" y="14">{heading}</text>{"".join(body)}</svg>'
-    )
-
-
-def _note(text: str, y: int) -> str:
-    return _text("note", NOTE_X, y + ROW / 2 + 2, text)
+        return label_text + _text("empty", LABEL + 8, baseline, NO_CASES) + note("0/0", y)
+    return label_text + interval_mark(rate, y) + note(rate_text(rate), y)
 
 
 def _text(css: str, x: float, y: float, text: str, extra: str = "") -> str:

@@ -45,9 +45,9 @@ def bar_chart(title: str, counts: Sequence[tuple[str, int]], colours: Mapping[st
         width = PLOT * count / largest
         bar = _bar(LABEL, y, width, colours.get(label, "#4c78a8"), f"{label}: {count}")
         rows.append(
-            _label(label, y) + (bar if count else "") + _note(str(count), y, x=LABEL + width + 8)
+            _label(label, y) + (bar if count else "") + note(str(count), y, x=LABEL + width + 8)
         )
-    return _svg(title, bottom + 8, rows)
+    return svg_chart(title, bottom + 8, rows)
 
 
 def stacked_chart(
@@ -65,7 +65,7 @@ def stacked_chart(
     legend_top = bottom + 10
     legend = _legend(categories, colours, legend_top)
     lines = -(-len(categories) // LEGEND_COLUMNS)
-    return _svg(title, legend_top + lines * 20 + 6, [*drawn, legend])
+    return svg_chart(title, legend_top + lines * 20 + 6, [*drawn, legend])
 
 
 def _stacked_row(
@@ -84,7 +84,7 @@ def _stacked_row(
             width = PLOT * count / total
             parts.append(_bar(x, y, width, colours[category], f"{category}: {count} of {total}"))
             x += width
-    parts.append(_note(f"n={total}" if total else "no readings", y))
+    parts.append(note(f"n={total}" if total else "no readings", y))
     return "".join(parts)
 
 
@@ -94,8 +94,8 @@ def interval_chart(title: str, rows: Sequence[tuple[str, Rate]]) -> str:
     tops, bottom = _layout(label for label, _ in rows)
     body = [rate_axis(bottom)]
     for y, (label, rate) in zip(tops, rows, strict=True):
-        body.append(_label(label, y) + interval_mark(rate, y) + _note(rate_text(rate), y))
-    return _svg(title, bottom + 8, body)
+        body.append(_label(label, y) + interval_mark(rate, y) + note(rate_text(rate), y))
+    return svg_chart(title, bottom + 8, body)
 
 
 def interval_mark(rate: Rate, y: int) -> str:
@@ -134,21 +134,22 @@ def latency_chart(title: str, rows: Sequence[tuple[str, float | None, float | No
     body = []
     for y, (label, p50, p95) in zip(tops, rows, strict=True):
         body.append(_label(label, y) + _latency_bars(p50, p95, largest, y))
-    return _svg(title, bottom + 8, body)
+    return svg_chart(title, bottom + 8, body)
 
 
 def _latency_bars(p50: float | None, p95: float | None, largest: float, y: int) -> str:
     if p50 is None or p95 is None:
-        return _note("no latency recorded", y)
-    note = f"p50 {milliseconds(p50)} ms, p95 {milliseconds(p95)} ms"
+        return note("no latency recorded", y)
+    both = f"p50 {milliseconds(p50)} ms, p95 {milliseconds(p95)} ms"
     return (
         _bar(LABEL, y, PLOT * p95 / largest, "#9ecae9", f"p95 {milliseconds(p95)} ms")
         + _bar(LABEL, y + 5, PLOT * p50 / largest, "#2b6ca3", f"p50 {milliseconds(p50)} ms", 8)
-        + _note(note, y)
+        + note(both, y)
     )
 
 
-def _svg(title: str, height: int, body: Iterable[str]) -> str:
+def svg_chart(title: str, height: int, body: Iterable[str]) -> str:
+    """One chart: an SVG of the page's width with its (escaped) title and heading."""
     heading = escape(title)
     return (
         f'<svg class="chart" role="img" viewBox="0 0 {WIDTH} {height}" '
@@ -235,7 +236,8 @@ def _bar(x: float, y: int, width: float, colour: str, tip: str, height: int = 18
     )
 
 
-def _note(text: str, y: int, x: float = NOTE_X) -> str:
+def note(text: str, y: int, x: float = NOTE_X) -> str:
+    """A row's note (counts, a rate's text) after its drawing, escaped."""
     return f'<text class="note" x="{x:.1f}" y="{y + ROW / 2 + 2:.1f}">{escape(text)}</text>'
 
 
@@ -260,7 +262,7 @@ def day_chart(
     """One column per day with screenings, stacked by category, placed by its date (a day
     without any is a gap) and scaled to the busiest day; the first and last days named."""
     if not days:
-        return _svg(title, TOP + 8, [_note("no screenings", 0, x=0)])
+        return svg_chart(title, TOP + 8, [note("no screenings", 0, x=0)])
     first, last = days[0][0], days[-1][0]
     span = (last - first).days + 1
     step = (WIDTH - LABEL) / span
@@ -273,7 +275,7 @@ def day_chart(
     body.append(_day_ticks(first, last, base))
     legend_top = base + 34
     lines = -(-len(categories) // LEGEND_COLUMNS)
-    return _svg(
+    return svg_chart(
         title, legend_top + lines * 20 + 6, [*body, _legend(categories, colours, legend_top)]
     )
 
