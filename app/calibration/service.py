@@ -52,6 +52,7 @@ def _call(row: AnyRow) -> Call:
         prompt_version=row.prompt_version,
         parser_version=row.parser_version,
         supplied=bool(row.supplied),
+        http_status=row.http_status,
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         latency_ms=row.latency_ms,

@@ -15,6 +15,7 @@ from typing import Any
 
 from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate
+from app.reports.summary import timed
 from app.vocabulary import Label, Outcome
 
 LABELS = tuple(label.value for label in Label)
@@ -22,7 +23,7 @@ OUTCOMES = tuple(outcome.value for outcome in Outcome)
 KINDS = ("theorem", "definition", "other")
 PASSED, FLAGGED = Outcome.PASSED.value, Outcome.FLAGGED.value
 FAITHFUL, MISMATCH = Label.FAITHFUL.value, Label.MISMATCH.value
-# A call with no model is a reply the client supplied.
+# The model named for a role whose replies the client supplied.
 SUPPLIED = "supplied"
 
 
@@ -48,6 +49,7 @@ class Call:
     prompt_version: str | None
     parser_version: str
     supplied: bool
+    http_status: int | None
     prompt_tokens: int
     completion_tokens: int
     latency_ms: int | None
@@ -149,8 +151,8 @@ class Cost:
             self.calls += 1
             self.prompt_tokens += call.prompt_tokens
             self.completion_tokens += call.completion_tokens
-            # A supplied reply or a call never answered has no latency, not 0 ms.
-            if call.latency_ms is not None and not call.supplied:
+            # A supplied reply, or a call that never reached a provider, has no latency.
+            if timed(call) and call.latency_ms is not None:
                 self.latency.add(call.latency_ms)
 
     def as_json(self) -> dict[str, Any]:

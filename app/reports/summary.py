@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.queue import NO_BACKLOG, Backlog, Resolutions, ResolutionTally
@@ -61,14 +61,26 @@ class ReviewRow:
     supplied: bool = False
 
 
-def never_sent(review: ReviewRow) -> bool:
+class StoredCall(Protocol):
+    """What tells whether a stored call's latency is a provider's (a ReviewRow, a
+    calibration Call)."""
+
+    @property
+    def supplied(self) -> bool: ...
+    @property
+    def http_status(self) -> int | None: ...
+    @property
+    def latency_ms(self) -> int | None: ...
+
+
+def never_sent(review: StoredCall) -> bool:
     """The call reached no provider (none configured: `CallResult.not_sent`). Such a call is
     stored with no HTTP status and 0 ms, a placeholder and not a latency. A call that was
     sent took time (a failed one, its attempts and the waits between them) or got a status."""
     return not review.supplied and review.http_status is None and review.latency_ms == 0
 
 
-def timed(review: ReviewRow) -> bool:
+def timed(review: StoredCall) -> bool:
     """The call's latency is a provider's: it was sent, and not a supplied reply."""
     return review.latency_ms is not None and not review.supplied and not never_sent(review)
 

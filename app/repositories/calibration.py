@@ -40,7 +40,8 @@ async def labelled_screenings(
     row with null review columns when it has none). Row fields: `id`, `label`, `status`,
     `outcome`, `reasons`, `tags`, `formal`, `confirmations`, `policy_version`,
     `evidence_version`, and the review's `role`, `model`, `prompt_version`,
-    `parser_version` (its current reading's), `supplied`, `usage`, `latency_ms`."""
+    `parser_version` (its current reading's), `supplied`, `http_status`, `usage`,
+    `latency_ms`."""
     result = await session.stream(_labelled_statement(batch_id))
     group: list[AnyRow] = []
     try:
@@ -81,6 +82,7 @@ def _labelled_statement(batch_id: str) -> Select[*tuple[Any, ...]]:
             Review.prompt_version,
             func.coalesce(reread.parser_version, Review.parser_version).label("parser_version"),
             Review.supplied,
+            Review.http_status,
             Review.usage,
             Review.latency_ms,
         )

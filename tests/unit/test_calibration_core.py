@@ -67,13 +67,16 @@ def screening(label: str, outcome: str | None, **extra: object) -> LabelledScree
     return LabelledScreening(label=label, outcome=outcome, **(fields | extra))  # type: ignore[arg-type]
 
 
-def call(role: str, *, supplied: bool = False, latency: int | None = 10) -> Call:
+def call(
+    role: str, *, supplied: bool = False, latency: int | None = 10, status: int | None = 200
+) -> Call:
     return Call(
         role=role,
         model=None if supplied else f"{role}-model",
         prompt_version=None if supplied else "prompts-1",
         parser_version="contract-1",
         supplied=supplied,
+        http_status=None if supplied else status,
         prompt_tokens=100,
         completion_tokens=20,
         latency_ms=latency,
@@ -136,3 +139,13 @@ def test_the_generic_evidence_reason_is_not_counted_beside_its_codes() -> None:
         "evidence_review:truncating_division": 1,
         "judge_unclear": 1,
     }
+
+
+def test_a_call_that_never_reached_a_provider_has_no_latency() -> None:
+    tally = CalibrationTally()
+    # CallResult.not_sent: no HTTP status and 0 ms, a placeholder rather than a latency.
+    unsent = (call("translator", latency=0, status=None), call("judge", latency=0, status=None))
+    tally.add(screening("faithful", "needs_review", calls=unsent))
+    assert tally.as_json()["cost"]["latency_p50_ms"] is None
+    tally.add(screening("faithful", "passed", calls=(call("translator", latency=30),)))
+    assert tally.as_json()["cost"]["latency_p50_ms"] == 30
