@@ -39,6 +39,10 @@ def error_responses(*statuses: int) -> dict[int | str, dict[str, Any]]:
     return {status: {"model": ErrorBody} for status in statuses}
 
 
+# Every route behind a key: no valid key (401), too low a role (403), no database (503).
+GUARDED_RESPONSES = error_responses(401, 403, 503)
+
+
 class Readiness(BaseModel):
     status: Literal["ready", "not_ready"]
     problems: list[str] = Field(

@@ -184,3 +184,15 @@ async def test_a_metrics_key_cannot_sign_in_to_the_review_page(auth_api: Api) ->
     assert response.status_code == 403, response.text
     assert "Only a reviewer or admin key" in response.text
     assert SESSION_COOKIE not in response.headers.get("set-cookie", "")
+
+
+async def test_the_openapi_document_lists_the_auth_and_body_statuses(auth_api: Api) -> None:
+    document = (await auth_api.client.get("/openapi.json")).json()
+    for path, operations in document["paths"].items():
+        if not path.startswith(PROTECTED):
+            continue
+        for method, operation in operations.items():
+            listed = set(operation["responses"])
+            assert {"401", "403", "503"} <= listed, f"{method} {path}: {sorted(listed)}"
+            if "requestBody" in operation:
+                assert {"400", "413", "422"} <= listed, f"{method} {path}: {sorted(listed)}"

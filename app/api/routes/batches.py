@@ -21,6 +21,7 @@ from app.api.batch_schemas import (
 from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.errors import ErrorResponse
+from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import submitter_access
 from app.errors import AppError, NotFound
 from app.intake import batches as intake
@@ -30,7 +31,12 @@ from app.models.batch import Batch
 from app.repositories import batches
 
 # Submitters and above (issue 5: every /v1 endpoint needs a key).
-router = APIRouter(prefix="/v1/batches", tags=["batches"], dependencies=[submitter_access])
+router = APIRouter(
+    prefix="/v1/batches",
+    tags=["batches"],
+    dependencies=[submitter_access],
+    responses=GUARDED_RESPONSES,
+)
 
 # Results are read and sent this many items at a time.
 RESULTS_PAGE = 500
@@ -38,15 +44,20 @@ IDEMPOTENCY_DOC = (
     "A repeat with the same key and the same body (byte for byte) returns the batch "
     "stored first, with 200 instead of 202, and stores nothing; another body: 409."
 )
+ERROR_DESCRIPTIONS = {
+    400: "Malformed JSON, or JSON nested deeper than 64 levels.",
+    409: "The Idempotency-Key was used with another body.",
+    413: "More items than FAITHSCREEN_MAX_BATCH_ITEMS, or a body larger than "
+    "FAITHSCREEN_MAX_BATCH_BYTES.",
+    415: "Neither application/json nor application/x-ndjson.",
+    422: "Invalid items, listed by index (`details`); nothing was stored.",
+}
 SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": BatchAccepted, "description": "An Idempotency-Key repeat: the earlier batch."},
-    409: {"description": "The Idempotency-Key was used with another body."},
-    413: {
-        "description": "More items than FAITHSCREEN_MAX_BATCH_ITEMS, or a body larger "
-        "than FAITHSCREEN_MAX_BATCH_BYTES."
+    **{
+        status: entry | {"description": ERROR_DESCRIPTIONS[int(status)]}
+        for status, entry in error_responses(*ERROR_DESCRIPTIONS).items()
     },
-    415: {"description": "Neither application/json nor application/x-ndjson."},
-    422: {"description": "Invalid items, listed by index (`details`); nothing was stored."},
 }
 
 
@@ -115,7 +126,7 @@ def _rejection(rejected: BatchRejected) -> JSONResponse:
     return ErrorResponse({"error": body | rejected.extra}, status_code=rejected.status_code)
 
 
-@router.get("/{batch_id}", response_model=BatchOut)
+@router.get("/{batch_id}", response_model=BatchOut, responses=error_responses(404))
 async def get_batch(batch_id: str, session: SessionDep) -> BatchOut:
     """Progress, counted from the items: done, outcomes, parse statuses, dead jobs."""
     batch = await _existing(session, batch_id)
@@ -125,7 +136,7 @@ async def get_batch(batch_id: str, session: SessionDep) -> BatchOut:
 @router.get(
     "/{batch_id}/results",
     response_class=StreamingResponse,
-    responses=results_doc(),
+    responses=results_doc() | error_responses(404),
 )
 async def batch_results(batch_id: str, runtime: RuntimeDep) -> StreamingResponse:
     """Every item, one JSON line each, in submission order, read from the database page
@@ -153,7 +164,7 @@ async def _result_lines(
         after = page[-1].index
 
 
-@router.get("", response_model=BatchPage)
+@router.get("", response_model=BatchPage, responses=error_responses(422))
 async def list_batches(
     session: SessionDep,
     cursor: str | None = None,

@@ -9,11 +9,13 @@ from fastapi import APIRouter, Query
 
 from app.api.calibration_schemas import CalibrationOut, ComparisonOut
 from app.api.deps import SessionDep
-from app.api.schemas import error_responses
+from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import reviewer_access
 from app.calibration.service import batch_calibration, compare_batches
 
-router = APIRouter(prefix="/v1", tags=["calibration"], dependencies=[reviewer_access])
+router = APIRouter(
+    prefix="/v1", tags=["calibration"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
+)
 
 BatchId = Annotated[str, Query(min_length=1, max_length=36)]
 

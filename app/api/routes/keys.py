@@ -9,11 +9,13 @@ from fastapi import APIRouter, Depends
 from app.api.deps import SessionDep
 from app.api.queue_schemas import KeyCreated, KeyOut, KeyRequest
 from app.api.request_body import JsonBody
-from app.api.schemas import error_responses
+from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth import service
 from app.auth.dependencies import admin_access
 
-router = APIRouter(prefix="/v1/keys", tags=["keys"], dependencies=[admin_access])
+router = APIRouter(
+    prefix="/v1/keys", tags=["keys"], dependencies=[admin_access], responses=GUARDED_RESPONSES
+)
 # Read after the key is checked (a router dependency), never before.
 BODY = JsonBody(KeyRequest)
 
@@ -28,7 +30,7 @@ async def list_keys(session: SessionDep) -> list[KeyOut]:
     "",
     status_code=201,
     response_model=KeyCreated,
-    responses=error_responses(409, 422),
+    responses=error_responses(400, 409, 413, 422),
     openapi_extra=BODY.openapi_extra(),
 )
 async def create_key(body: Annotated[KeyRequest, Depends(BODY)], session: SessionDep) -> KeyCreated:

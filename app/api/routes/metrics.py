@@ -9,12 +9,13 @@ from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 
 from app.api.deps import SessionDep
+from app.api.schemas import GUARDED_RESPONSES
 from app.auth.dependencies import metrics_access
 from app.observability.exposition import CONTENT_TYPE, render
 from app.observability.families import families
 from app.repositories import metrics
 
-router = APIRouter(tags=["operations"], dependencies=[metrics_access])
+router = APIRouter(tags=["operations"], dependencies=[metrics_access], responses=GUARDED_RESPONSES)
 
 
 @router.get("/metrics", response_class=PlainTextResponse)

@@ -18,7 +18,7 @@ from app.api.queue_schemas import (
     ReopenRequest,
 )
 from app.api.request_body import JsonBody
-from app.api.schemas import error_responses
+from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
 from app.intake.requests import StorableText
 from app.models.queue_item import QueueStatus
@@ -27,7 +27,9 @@ from app.review_queue import service
 from app.review_queue.export import export_lines
 from app.review_queue.service import QueueFilters
 
-router = APIRouter(tags=["review queue"], dependencies=[reviewer_access])
+router = APIRouter(
+    tags=["review queue"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
+)
 # Bodies are read after the key and role are checked (dependencies listed before them).
 DECISION_BODY = JsonBody(DecisionRequest)
 REOPEN_BODY = JsonBody(ReopenRequest, optional=True)
@@ -103,7 +105,7 @@ async def release_queue_item(
     "/v1/queue/{item_id}/decision",
     status_code=201,
     response_model=DecisionOut,
-    responses=error_responses(404, 409, 422),
+    responses=error_responses(400, 404, 409, 413, 422),
     openapi_extra=DECISION_BODY.openapi_extra(),
 )
 async def decide_queue_item(
@@ -122,7 +124,7 @@ async def decide_queue_item(
     "/v1/queue/{item_id}/reopen",
     status_code=201,
     response_model=DecisionOut,
-    responses=error_responses(403, 404, 409, 422),
+    responses=error_responses(400, 403, 404, 409, 413, 422),
     openapi_extra=REOPEN_BODY.openapi_extra(),
 )
 async def reopen_queue_item(

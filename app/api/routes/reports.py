@@ -8,14 +8,19 @@ from fastapi import APIRouter, Query
 
 from app.api.deps import SessionDep
 from app.api.report_schemas import SummaryOut
-from app.api.schemas import error_responses
+from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import reviewer_access
 from app.intake.requests import StorableText, UtcTime
 from app.reports.service import summary_report
 from app.repositories.reports import ReportFilters
 from app.vocabulary import Role
 
-router = APIRouter(prefix="/v1/reports", tags=["reports"], dependencies=[reviewer_access])
+router = APIRouter(
+    prefix="/v1/reports",
+    tags=["reports"],
+    dependencies=[reviewer_access],
+    responses=GUARDED_RESPONSES,
+)
 
 Text = Annotated[StorableText | None, Query(max_length=200)]
 

@@ -9,19 +9,19 @@ from fastapi import APIRouter, Depends
 from app.api.deps import RuntimeDep
 from app.api.request_body import JsonBody
 from app.api.rescore_schemas import RescoreOut, RescoreRequest
-from app.api.schemas import error_responses
+from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import AdminDep
 from app.rescore.diff import MAX_LISTED_IDS
 from app.rescore.service import rescore
 
-router = APIRouter(prefix="/v1/rescore", tags=["rescore"])
+router = APIRouter(prefix="/v1/rescore", tags=["rescore"], responses=GUARDED_RESPONSES)
 BODY = JsonBody(RescoreRequest)
 
 
 @router.post(
     "",
     response_model=RescoreOut,
-    responses=error_responses(404, 422),
+    responses=error_responses(400, 404, 413, 422),
     openapi_extra=BODY.openapi_extra(),
 )
 async def rescore_screenings(

@@ -9,6 +9,7 @@ from fastapi import APIRouter, Depends, Query
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.request_body import JsonBody
 from app.api.schemas import (
+    GUARDED_RESPONSES,
     Accepted,
     ScreeningOut,
     ScreeningPage,
@@ -23,7 +24,12 @@ from app.repositories import rescores, screenings
 from app.vocabulary import Outcome, ScreeningStatus
 
 # Submitters and above (issue 5: every /v1 endpoint needs a key).
-router = APIRouter(prefix="/v1/screenings", tags=["screenings"], dependencies=[submitter_access])
+router = APIRouter(
+    prefix="/v1/screenings",
+    tags=["screenings"],
+    dependencies=[submitter_access],
+    responses=GUARDED_RESPONSES,
+)
 # Read after the key is checked (a router dependency), never before.
 BODY = JsonBody(ScreeningRequest)
 
