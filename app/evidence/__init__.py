@@ -13,8 +13,6 @@ checks still run.
 
 from __future__ import annotations
 
-import logging
-import traceback
 from collections.abc import Iterable
 
 from app.evidence.big_operators import find_big_operator_scope
@@ -29,8 +27,6 @@ from app.vocabulary import Pair, Severity
 
 EVIDENCE_VERSION = "evidence-2"
 CHECK_FAILED = "check_failed"
-
-_log = logging.getLogger(__name__)
 
 CONTRACT_TEXT_IN_INPUT = Check(
     "contract_text_in_input",
@@ -89,9 +85,8 @@ def _run(check: Check, pair: Pair) -> list[Finding]:
     try:
         return check(pair)
     except Exception as error:  # fail closed: a broken check must not pass or 500 a pair
-        # The frames, not the error's text: that could echo (64 KiB of) the statement.
-        frames = "".join(traceback.format_tb(error.__traceback__))
-        _log.error("evidence check %s raised %s\n%s", check.code, type(error).__name__, frames)
+        # No logging here (the core stays pure): the finding, stored with the screening,
+        # names the check and the error's type, and the stored pair reproduces it offline.
         return [Finding(CHECK_FAILED, _failure_message(check, error), Severity.REVIEW)]
 
 
