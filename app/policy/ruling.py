@@ -32,6 +32,11 @@ from app.policy.reasons import (
 )
 from app.vocabulary import Outcome, Role, Severity
 
+# Unchanged by contract-2 and evidence-2: their new statuses and finding codes
+# (`ambiguous`, `check_failed`) are ruled by the rules that were there (not faithful, or
+# evidence of severity review, means needs_review), so no input that existed before is
+# decided differently; their new reason codes are new inputs, under the new parser and
+# evidence versions that the ruling records beside this one.
 POLICY_VERSION = "policy-1"
 
 

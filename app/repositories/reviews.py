@@ -10,6 +10,7 @@ from typing import Any, cast
 
 from sqlalchemy import Insert, Table, insert, select
 from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.review import Review
@@ -76,10 +77,16 @@ async def for_screening(session: AsyncSession, screening_id: str) -> list[Review
 
 async def add_many(session: AsyncSession, records: Sequence[ReviewRecord]) -> None:
     """Insert reviews of new screenings with one executemany. Unlike `add`, a stored
-    attempt is not skipped but refused (IntegrityError): new screenings have none."""
+    attempt is not skipped but refused (IntegrityError): new screenings have none. On
+    SQLite the append-only trigger drops such a row silently, so the ids coming back are
+    counted to refuse it there too."""
     if records:
         table = cast(Table, Review.__table__)
-        await session.execute(insert(table), [record.row() for record in records])
+        statement = insert(table).returning(table.c.id)
+        stored = (await session.execute(statement, [r.row() for r in records])).all()
+        if len(stored) != len(records):
+            refused = Exception(f"{len(records) - len(stored)} attempts are already stored")
+            raise IntegrityError("INSERT INTO reviews", None, refused)
 
 
 async def add_many_unless_stored(session: AsyncSession, records: Sequence[ReviewRecord]) -> None:

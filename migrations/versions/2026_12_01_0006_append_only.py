@@ -26,8 +26,8 @@ UNIQUE_KEYS = {"reviews": ("screening_id", "role", "attempt")}
 # SQLite: INSERT OR REPLACE deletes the stored row without firing DELETE triggers (unless a
 # connection turns recursive_triggers on), so a new row is checked before it goes in. Over
 # a stored id it aborts; over a stored unique key it is dropped (RAISE(IGNORE)), which
-# leaves the stored row as it was and is what ON CONFLICT DO NOTHING, the only way the
-# application inserts a review that may exist, does anyway.
+# leaves the stored row as it was and is what ON CONFLICT DO NOTHING does anyway (the
+# application's plain bulk insert counts the rows it stored and refuses a shortfall).
 SQLITE_DELETE_TRIGGER = """
 CREATE TRIGGER reviews_append_only_delete BEFORE DELETE ON reviews
 BEGIN

@@ -147,3 +147,13 @@ async def test_an_unknown_purpose_is_refused(session: AsyncSession) -> None:
     screening_id = await new_screening_id(session)
     with pytest.raises(sa.exc.IntegrityError):
         await reviews.add(session, record(screening_id, purpose="curiosity"))
+
+
+async def test_a_bulk_insert_of_a_stored_attempt_is_refused_on_both_databases(
+    session: AsyncSession,
+) -> None:
+    """SQLite's append-only trigger drops such a row silently; add_many still refuses it."""
+    screening_id = await new_screening_id(session)
+    await reviews.add_many(session, [record(screening_id)])
+    with pytest.raises(sa.exc.IntegrityError):
+        await reviews.add_many(session, [record(screening_id)])
