@@ -86,6 +86,5 @@ async def _judged(session: AsyncSession, batch_id: str) -> dict[object, Judged]:
 
 
 async def _require_batch(session: AsyncSession, batch_id: str) -> None:
-    # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
-    if "\x00" in batch_id or await batches.get(session, batch_id) is None:
+    if await batches.get(session, batch_id) is None:
         raise NotFound("batch", batch_id)

@@ -52,7 +52,7 @@ def current_revision(url: str) -> str | None:
     engine = sa.create_engine(sync_url(url), poolclass=sa.NullPool)
     try:
         with engine.connect() as connection:
-            return MigrationContext.configure(connection).get_current_revision()
+            return _revision_on(connection)
     finally:
         engine.dispose()
 

@@ -66,6 +66,10 @@ async def add(
 
 
 async def get(session: AsyncSession, batch_id: str) -> Batch | None:
+    """The batch; None when there is none (and for an id holding a NUL, which no stored id
+    holds and PostgreSQL would refuse to even compare with)."""
+    if "\x00" in batch_id:
+        return None
     return await session.get(Batch, batch_id, populate_existing=True)
 
 

@@ -15,7 +15,6 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.contract.reading import Reading
 from app.db.types import utcnow
-from app.models.batch import Batch
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueStatus
 from app.models.rescore import ReadingRow, Rescore, RulingRow
@@ -164,11 +163,6 @@ def _reading(
     verdict: str, status: str, back_translation: str | None, issues: str | None, version: str
 ) -> Reading:
     return Reading(Verdict(verdict), ParseStatus(status), back_translation, issues, version)
-
-
-async def batch_exists(session: AsyncSession, batch_id: str) -> bool:
-    found = await session.scalar(select(Batch.id).where(Batch.id == batch_id))
-    return found is not None
 
 
 async def refresh_queue_reasons(

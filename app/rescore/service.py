@@ -23,7 +23,7 @@ from app.errors import NotFound
 from app.evidence import EVIDENCE_VERSION
 from app.policy import POLICY_VERSION
 from app.policy.reasons import Reason
-from app.repositories import rescores
+from app.repositories import batches, rescores
 from app.repositories.rescores import Scope, StoredScreening
 from app.rescore.diff import Change, Diff, compare
 from app.rescore.replay import CURRENT_PARSER, Parser, StoredCall, replay, replayable
@@ -58,7 +58,7 @@ async def rescore(
     chunks it committed, and its `rescores` row says so with the diff up to there."""
     if scope.batch_id is not None:
         async with sessions() as session:
-            if not await rescores.batch_exists(session, scope.batch_id):
+            if await batches.get(session, scope.batch_id) is None:
                 raise NotFound("batch", scope.batch_id)
     diff = Diff(parser.version, POLICY_VERSION, EVIDENCE_VERSION)
     run = _Run(sessions, scope, diff, parser, format_retries, audit_rate, rng, chunk)

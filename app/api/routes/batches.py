@@ -188,8 +188,7 @@ async def list_batches(
 
 
 async def _existing(session: AsyncSession, batch_id: str) -> Batch:
-    # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
-    batch = None if "\x00" in batch_id else await batches.get(session, batch_id)
+    batch = await batches.get(session, batch_id)
     if batch is None:
         raise NotFound("batch", batch_id)
     return batch
