@@ -39,6 +39,7 @@ def call(role: str, model: str) -> Call:
         prompt_version="prompts-1",
         parser_version="contract-1",
         supplied=False,
+        http_status=200,
         prompt_tokens=300,
         completion_tokens=40,
         latency_ms=800,
