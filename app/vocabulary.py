@@ -66,6 +66,12 @@ class Label(StrEnum):
     MISMATCH = "mismatch"
 
 
+LABELS: tuple[str, ...] = tuple(label.value for label in Label)
+
+
+OUTCOMES: tuple[str, ...] = tuple(outcome.value for outcome in Outcome)
+
+
 class Role(StrEnum):
     TRANSLATOR = "translator"
     JUDGE = "judge"

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from app.calibration.tally import FAITHFUL, FLAGGED, LABELS, MISMATCH, OUTCOMES, PASSED
+from app.calibration.tally import FAITHFUL, FLAGGED, MISMATCH, PASSED
 from app.reports.charts import (
     LABEL,
     ROW,
@@ -29,7 +29,7 @@ from app.reports.charts import (
 from app.reports.html import OUTCOME_COLOURS, html_page
 from app.reports.stats import TOO_FEW, Rate
 from app.reports.text import milliseconds, rate_text
-from app.vocabulary import Outcome
+from app.vocabulary import LABELS, OUTCOMES, Outcome
 
 # Each rate of the calibration object: its name on the page, and what it counts.
 RATES = {

@@ -16,10 +16,8 @@ from typing import Any
 from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate
 from app.reports.summary import timed
-from app.vocabulary import Label, Outcome
+from app.vocabulary import LABELS, OUTCOMES, Label, Outcome
 
-LABELS = tuple(label.value for label in Label)
-OUTCOMES = tuple(outcome.value for outcome in Outcome)
 KINDS = ("theorem", "definition", "other")
 PASSED, FLAGGED = Outcome.PASSED.value, Outcome.FLAGGED.value
 FAITHFUL, MISMATCH = Label.FAITHFUL.value, Label.MISMATCH.value

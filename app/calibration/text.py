@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.calibration.tally import LABELS, OUTCOMES
+from app.vocabulary import LABELS, OUTCOMES
 
 RATE_NAMES = (
     "false_pass",

@@ -42,19 +42,17 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from app.intake.requests import MAX_TAGS, ScreeningRequest
-from app.vocabulary import Label
+from app.intake.requests import MAX_TAG_LENGTH, MAX_TAGS, TAG_ALPHABET, ScreeningRequest
+from app.vocabulary import LABELS
 
 JSON_WHITESPACE = " \t\r\n"
 REQUEST_FIELDS = tuple(ScreeningRequest.model_fields)
 # Read from a row though no request field: `id` (as external_id) and `source` (as a tag).
 MAPPED_FIELDS = ("id", "source")
 EXPORT_ROW_FIELDS = ("informal", "formal", "header", "external_id")
-LABELS = tuple(label.value for label in Label)
 UNSURE = "unsure"  # a decision saying the reviewer could not tell
 # Outside the alphabet of app.intake.requests.TAG_PATTERN (a unit test holds them together).
-NOT_TAG_CHARACTER = re.compile(r"[^A-Za-z0-9_.:/-]")
-TAG_LENGTH = 64
+NOT_TAG_CHARACTER = re.compile(f"[^{TAG_ALPHABET}]")
 # Why a line is no item (Survey.skipped).
 SKIP_SUPERSEDED = "superseded"
 SKIP_WITHDRAWN = "withdrawn"
@@ -320,7 +318,7 @@ def is_export_row(row: Mapping[str, Any]) -> bool:
 def source_tag(source: str) -> str:
     """`source:<source>` with every character outside the tag alphabet made `-`, cut to
     the longest tag."""
-    return ("source:" + NOT_TAG_CHARACTER.sub("-", source))[:TAG_LENGTH]
+    return ("source:" + NOT_TAG_CHARACTER.sub("-", source))[:MAX_TAG_LENGTH]
 
 
 def with_source_tag(tags: object, source: object) -> object:

@@ -44,7 +44,9 @@ Statement = Annotated[StorableText, StringConstraints(min_length=1, pattern=r"\S
 
 
 # A tag slices calibration and reports: `source:minif2f`, `split/test`, `v2.1`.
-TAG_PATTERN = r"^[A-Za-z0-9_.:/-]{1,64}$"
+TAG_ALPHABET = "A-Za-z0-9_.:/-"  # as a regular-expression character class body
+MAX_TAG_LENGTH = 64
+TAG_PATTERN = f"^[{TAG_ALPHABET}]{{1,{MAX_TAG_LENGTH}}}$"
 MAX_TAGS = 16
 Tag = Annotated[str, StringConstraints(pattern=TAG_PATTERN)]
 

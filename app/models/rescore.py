@@ -23,7 +23,7 @@ from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
-from app.models.screening import OUTCOMES
+from app.vocabulary import OUTCOMES
 
 
 class RescoreRowIsAppendOnly(Exception):

@@ -21,16 +21,14 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
 from app.models.decision import DecisionValue
-from app.vocabulary import Label, Outcome, ScreeningStatus
+from app.vocabulary import LABELS, OUTCOMES, ScreeningStatus
 
 if TYPE_CHECKING:
     from app.models.pair import PairRow
     from app.models.review import Review
 
 STATUSES = tuple(s.value for s in ScreeningStatus)
-OUTCOMES = tuple(o.value for o in Outcome)
 DECISIONS = tuple(d.value for d in DecisionValue)
-LABELS = tuple(label.value for label in Label)
 
 
 def new_screening_id() -> str:

@@ -25,7 +25,6 @@ from app.reports.queue import Backlog, Resolutions
 from app.reports.stats import TOO_FEW
 from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
 from app.reports.text import (
-    OUTCOMES,
     backlog_text,
     day_rows,
     group_rows,
@@ -35,6 +34,7 @@ from app.reports.text import (
     tag_rows,
     token_text,
 )
+from app.vocabulary import OUTCOMES
 
 OUTCOME_COLOURS = {"passed": "#3a8f5c", "flagged": "#c2423a", "needs_review": "#d89a2b"}
 DECISION_COLOURS = {"faithful": "#3a8f5c", "mismatch": "#c2423a", "undecided": "#9aa3ab"}

@@ -8,9 +8,7 @@ from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.queue import Backlog, Resolution, Resolutions
 from app.reports.stats import TOO_FEW_LABEL, Rate
 from app.reports.summary import Agreement, GroupReport, HumanRates, Summary
-from app.vocabulary import Outcome
-
-OUTCOMES = tuple(outcome.value for outcome in Outcome)
+from app.vocabulary import OUTCOMES
 
 
 def rate_text(rate: Rate) -> str:

@@ -37,10 +37,9 @@ from app.models.screening import Screening
 from app.reports.breakdowns import TAGS_SHOWN, DayCount, TagCount, TagCounts
 from app.reports.queue import Backlog, WaitingItem
 from app.reports.summary import Aggregates, ReviewRow, ScreeningRow
-from app.vocabulary import Outcome
+from app.vocabulary import OUTCOMES
 
 CHUNK = 1000
-OUTCOMES = tuple(outcome.value for outcome in Outcome)
 CLAIMED, RESOLVED = QueueStatus.CLAIMED.value, QueueStatus.RESOLVED.value
 
 
