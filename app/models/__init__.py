@@ -6,7 +6,7 @@ from app.models.batch import Batch
 from app.models.decision import Decision, DecisionIsAppendOnly
 from app.models.job import Job, JobStatus
 from app.models.pair import PairRow
-from app.models.queue_item import QueueItem
+from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, RulingRow
 from app.models.review import Review, ReviewIsAppendOnly
 from app.models.screening import Screening
@@ -24,6 +24,7 @@ __all__ = [
     "JobStatus",
     "PairRow",
     "QueueItem",
+    "QueueItemScreening",
     "ReadingRow",
     "Rescore",
     "RescoreRowIsAppendOnly",

@@ -1,8 +1,10 @@
 """decisions: what a person decided about a queue item, who, when, why. Append-only.
 
-The trail of an item is its rows in id order: a `decision`, maybe a `reopen` by an admin,
-another `decision`... Changes and deletions are refused twice: here, for anything going
-through the ORM, and by database triggers (see the 0003 migration) for everything else.
+The trail of an item is its rows in id order: a `decision` (faithful, mismatch or unsure),
+maybe a `withdrawal` of it by the same person inside the undo window, a `reopen` by an
+admin, an admin's `adjudication` of a disputed double review... Changes and deletions are
+refused twice: here, for anything going through the ORM, and by database triggers (see the
+0003, 0006 and 0009 migrations) for everything else.
 """
 
 from __future__ import annotations
@@ -10,7 +12,7 @@ from __future__ import annotations
 from datetime import datetime
 from enum import StrEnum
 
-from sqlalchemy import CheckConstraint, ForeignKey, String, Text, event
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event, false, text
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
@@ -21,6 +23,10 @@ from app.models.base import Base, one_of
 class DecisionKind(StrEnum):
     DECISION = "decision"
     REOPEN = "reopen"
+    # The decider takes their own decision back (undo); `withdraws_id` names it.
+    WITHDRAWAL = "withdrawal"
+    # An admin settles a disputed double review.
+    ADJUDICATION = "adjudication"
 
 
 class DecisionValue(StrEnum):
@@ -28,14 +34,35 @@ class DecisionValue(StrEnum):
 
     FAITHFUL = "faithful"
     MISMATCH = "mismatch"
+    # The person's doubt: recorded, and the item goes back to the queue unresolved.
+    UNSURE = "unsure"
 
+
+# The defects a person may name on a decision (not a screening's free-form `tags`).
+DEFECTS = (
+    "dropped_hypothesis",
+    "extra_hypothesis",
+    "weakened_conclusion",
+    "strengthened_conclusion",
+    "wrong_type",
+    "wrong_constant",
+    "wrong_quantifier",
+    "wrong_answer",
+    "vacuous",
+    "other",
+)
 
 KINDS = tuple(k.value for k in DecisionKind)
 VALUES = tuple(v.value for v in DecisionValue)
-# A decision row carries a value; a reopen row carries none.
+# What can resolve a pair (and stand as a screening's final decision): not `unsure`.
+FINAL_VALUES = (DecisionValue.FAITHFUL.value, DecisionValue.MISMATCH.value)
+# Decision and adjudication rows carry a value; reopen and withdrawal rows carry none, and
+# only a withdrawal names the decision it withdraws.
 VALUE_MATCHES_KIND = (
-    "(kind = 'decision' AND decision IS NOT NULL) OR (kind = 'reopen' AND decision IS NULL)"
+    "(kind IN ('decision', 'adjudication') AND decision IS NOT NULL) "
+    "OR (kind IN ('reopen', 'withdrawal') AND decision IS NULL)"
 )
+WITHDRAWS_MATCHES_KIND = "(kind = 'withdrawal') = (withdraws_id IS NOT NULL)"
 
 
 class DecisionIsAppendOnly(Exception):
@@ -48,6 +75,7 @@ class Decision(Base):
         CheckConstraint(one_of("kind", KINDS), name="kind"),
         CheckConstraint(f"decision IS NULL OR {one_of('decision', VALUES)}", name="decision"),
         CheckConstraint(VALUE_MATCHES_KIND, name="value_matches_kind"),
+        CheckConstraint(WITHDRAWS_MATCHES_KIND, name="withdraws_matches_kind"),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
@@ -56,6 +84,12 @@ class Decision(Base):
     kind: Mapped[str] = mapped_column(String(16))
     decision: Mapped[str | None] = mapped_column(String(16))
     note: Mapped[str] = mapped_column(Text, default="")
+    # Names from DEFECTS (a list, possibly empty), on decision and adjudication rows.
+    defects: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
+    # Whether the person decided without seeing the models' verdicts (a blind audit).
+    blind: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # On a withdrawal: the decision it takes back.
+    withdraws_id: Mapped[int | None] = mapped_column(ForeignKey("decisions.id"))
     # The acting key's name and access role at the time.
     actor: Mapped[str] = mapped_column(String(100))
     actor_role: Mapped[str] = mapped_column(String(16))

@@ -6,7 +6,7 @@ from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.types import UTCDateTime, utcnow
@@ -20,6 +20,11 @@ class QueueStatus(StrEnum):
     OPEN = "open"
     # Held by `claimed_by` until `claim_expires_at`; a lapsed claim counts as open.
     CLAIMED = "claimed"
+    # A double-review item with its first decision in: anyone but the first person may
+    # claim it (a claim keeps this status, held by `claimed_by`).
+    AWAITING_SECOND = "awaiting_second"
+    # The two decisions of a double review disagree: only an admin's adjudication ends it.
+    DISPUTED = "disputed"
     RESOLVED = "resolved"
 
 
@@ -35,8 +40,18 @@ class QueueItem(Base):
     )
 
     id: Mapped[int] = mapped_column(primary_key=True)
-    # At most one item per screening: queueing twice (a re-run job) adds nothing.
+    # The screening that opened the item. At most one item per screening: queueing twice (a
+    # re-run job) adds nothing. Every screening the item answers for, this one included, is
+    # in `queue_item_screenings`.
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"), unique=True)
+    pair_id: Mapped[int | None] = mapped_column(ForeignKey("pairs.id"), index=True)
+    # One pair, one question: the pair's id while the item is not resolved, else NULL. Unique,
+    # so a pair has at most one unresolved item (NULLs never collide); a new screening of the
+    # pair that needs a person joins that item instead. Items queued before migration 0009
+    # beside an older unresolved item of the same pair keep NULL here.
+    open_pair_id: Mapped[int | None] = mapped_column(unique=True)
+    # Sampled at FAITHSCREEN_REVIEW_DOUBLE_RATE: two different people must decide.
+    double_review: Mapped[bool] = mapped_column(default=False, server_default=false())
     status: Mapped[str] = mapped_column(String(16), default=QueueStatus.OPEN.value)
     # The screening's reasons, copied so the queue can be filtered without a join.
     reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
@@ -52,3 +67,15 @@ class QueueItem(Base):
 
     # Loaded only when asked for (lazy="raise"): async sessions cannot lazy-load.
     screening: Mapped[Screening] = relationship(lazy="raise")
+
+
+class QueueItemScreening(Base):
+    """A screening a queue item answers for: its decision applies to each."""
+
+    __tablename__ = "queue_item_screenings"
+
+    id: Mapped[int] = mapped_column(primary_key=True)
+    queue_item_id: Mapped[int] = mapped_column(ForeignKey("queue_items.id"), index=True)
+    # A screening waits on at most one item.
+    screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"), unique=True)
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -20,7 +20,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
-from app.models.decision import DecisionValue
+from app.models.decision import FINAL_VALUES
 from app.vocabulary import LABELS, OUTCOMES, ScreeningStatus
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from app.models.review import Review
 
 STATUSES = tuple(s.value for s in ScreeningStatus)
-DECISIONS = tuple(d.value for d in DecisionValue)
+DECISIONS = FINAL_VALUES
 
 
 def new_screening_id() -> str:
