@@ -90,6 +90,15 @@ class Settings(BaseSettings):
     audit_rate: float = Field(default=0.02, ge=0.0, le=1.0)
     # How long a reviewer's claim on a queue item lasts before another may take it.
     review_claim_seconds: float = Field(default=1800.0, gt=0)
+    # Which queue items a person decides without seeing the models (outcome, reasons,
+    # evidence, reviews, rulings) until the item is resolved: "audit" (the sampled passed
+    # and flagged screenings), "all", or "off". Admins always see everything.
+    review_blind: Literal["audit", "all", "off"] = "audit"
+    # How long the person who decided may withdraw the decision (POST /v1/queue/{id}/undo).
+    review_undo_seconds: float = Field(default=120.0, ge=0)
+    # The share of queue items sampled to need two decisions by different people; 0 keeps a
+    # team of one from ever being stuck (0.1 is a good start for a team).
+    review_double_rate: float = Field(default=0.0, ge=0.0, le=1.0)
     # ---- Operations (issue 6) ----
     # "json": one JSON object per log line (time, level, logger, message, ids) for collectors.
     log_format: Literal["text", "json"] = "text"
