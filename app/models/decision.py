@@ -88,6 +88,8 @@ class Decision(Base):
     defects: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
     # Whether the person decided without seeing the models' verdicts (a blind audit).
     blind: Mapped[bool] = mapped_column(default=False, server_default=false())
+    # When the decider's claim on the item began (None without one, e.g. an adjudication).
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # On a withdrawal: the decision it takes back.
     withdraws_id: Mapped[int | None] = mapped_column(ForeignKey("decisions.id"))
     # The acting key's name and access role at the time.

@@ -61,6 +61,8 @@ class QueueItem(Base):
     # The claimant's key name.
     claimed_by: Mapped[str | None] = mapped_column(String(100))
     claim_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When the current claim began (a decision records it, for seconds spent per item).
+    claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
     resolved_at: Mapped[datetime | None] = mapped_column(UTCDateTime())

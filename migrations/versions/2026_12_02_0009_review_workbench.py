@@ -1,5 +1,5 @@
 # The review workbench: decisions name defects, may be `unsure`, withdrawn (undo) or an
-# admin's adjudication, and record whether they were made blind; queue items may need two
+# admin's adjudication, and record whether they were made blind and when the claim began; queue items may need two
 # people (`awaiting_second`, `disputed`); one unresolved item per pair, answering for every
 # screening of it that waits on a person.
 """review workbench
@@ -99,6 +99,7 @@ def upgrade() -> None:
             sa.Column("blind", sa.Boolean(), nullable=False, server_default=sa.false())
         )
         batch.add_column(sa.Column("withdraws_id", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("claimed_at", UTC_DATETIME, nullable=True))
         batch.create_foreign_key(
             op.f("fk_decisions_withdraws_id_decisions"), "decisions", ["withdraws_id"], ["id"]
         )
@@ -113,6 +114,7 @@ def upgrade() -> None:
     with op.batch_alter_table("queue_items") as batch:
         batch.add_column(sa.Column("pair_id", sa.Integer(), nullable=True))
         batch.add_column(sa.Column("open_pair_id", sa.Integer(), nullable=True))
+        batch.add_column(sa.Column("claimed_at", UTC_DATETIME, nullable=True))
         batch.add_column(
             sa.Column("double_review", sa.Boolean(), nullable=False, server_default=sa.false())
         )
@@ -167,6 +169,7 @@ def downgrade() -> None:
         batch.drop_index(op.f("ix_queue_items_pair_id"))
         batch.drop_constraint(op.f("fk_queue_items_pair_id_pairs"), type_="foreignkey")
         _replace_check(batch, STATUS_CHECK, OLD_STATUSES)
+        batch.drop_column("claimed_at")
         batch.drop_column("double_review")
         batch.drop_column("open_pair_id")
         batch.drop_column("pair_id")
@@ -180,6 +183,7 @@ def downgrade() -> None:
         _replace_check(batch, DECISION_CHECK, OLD_VALUES)
         _replace_check(batch, KIND_CHECK, OLD_KINDS)
         batch.drop_constraint(op.f("fk_decisions_withdraws_id_decisions"), type_="foreignkey")
+        batch.drop_column("claimed_at")
         batch.drop_column("withdraws_id")
         batch.drop_column("blind")
         batch.drop_column("defects")
