@@ -1,7 +1,7 @@
 # The review workbench: decisions name defects, may be `unsure`, withdrawn (undo) or an
-# admin's adjudication, and record whether they were made blind and when the claim began; queue items may need two
-# people (`awaiting_second`, `disputed`); one unresolved item per pair, answering for every
-# screening of it that waits on a person.
+# admin's adjudication, and record whether they were made blind and when the claim began;
+# queue items may need two people (`awaiting_second`, `disputed`); one unresolved item per
+# pair, answering for every screening of it that waits on a person.
 """review workbench
 
 Revision ID: 0009_review_workbench
