@@ -10,7 +10,8 @@ always see everything. Pure.
 
 from __future__ import annotations
 
-from typing import Literal
+from collections.abc import Sequence
+from typing import Literal, Protocol
 
 from app.auth.principal import AccessRole, Principal
 
@@ -30,3 +31,55 @@ def blind_for(principal: Principal, mode: BlindMode, *, audit: bool, resolved: b
     if principal.role is AccessRole.ADMIN:
         return False
     return item_is_blind(mode, audit=audit, resolved=resolved)
+
+
+def screenings_blind_for(principal: Principal) -> bool:
+    """Whether `principal` is refused the screenings behind items blind to them (their
+    outcome through GET /v1/screenings, listings and batch results): a key that may decide
+    queue items but is no admin. A submitter-role key cannot open the queue, so it keeps
+    reading its own screenings' outcomes: a pipeline polling its result must not break."""
+    return principal.allows(AccessRole.REVIEWER) and not principal.allows(AccessRole.ADMIN)
+
+
+def blind_audit_values(mode: BlindMode) -> tuple[bool, ...]:
+    """The `audit` values of unresolved items that are blind under `mode` (a resolved item
+    never is): item_is_blind spelt out for a query to filter on."""
+    return tuple(a for a in (True, False) if item_is_blind(mode, audit=a, resolved=False))
+
+
+def screening_blind_audits(principal: Principal, mode: BlindMode) -> tuple[bool, ...]:
+    """`blind_audit_values` for the screening reads of `principal`: none unless
+    `screenings_blind_for` them."""
+    return blind_audit_values(mode) if screenings_blind_for(principal) else ()
+
+
+def audit_withheld(mode: BlindMode) -> bool:
+    """Whether a blind item's `audit` flag is withheld too: under `all`, where it would tell a
+    sampled passed or flagged outcome from a needs_review (under `audit` every blind item is
+    an audit, so the flag tells nothing)."""
+    return len(blind_audit_values(mode)) > 1
+
+
+class TrailRow(Protocol):
+    """A row of an item's decision trail (models.decision.Decision)."""
+
+    @property
+    def id(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def actor(self) -> str: ...
+
+
+def hidden_trail_rows(
+    principal: Principal, trail: Sequence[TrailRow], *, awaiting_second: bool
+) -> set[int]:
+    """The ids of trail rows `principal` may not see: while a double review awaits its second
+    decision, nobody but admins sees the first (so the second person decides unanchored),
+    nor anything else another person did since the last reopen. The first person still sees
+    their own. Once both are in (agreed and resolved, or disputed), everyone sees all."""
+    if not awaiting_second or principal.role is AccessRole.ADMIN:
+        return set()
+    reopens = [i for i, row in enumerate(trail) if row.kind == "reopen"]
+    current = trail[reopens[-1] + 1 :] if reopens else trail
+    return {row.id for row in current if row.actor != principal.name}

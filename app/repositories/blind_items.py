@@ -1,0 +1,59 @@
+"""Which screenings answer for a queue item that is blind (app/review_queue/visibility.py):
+the reads that withhold a blind item's outcome from a reviewer ask here.
+
+A screening answers for the item it opened and for the item it joined (one pair, one
+question: `queue_item_screenings`). An item is blind while unresolved with its `audit` one
+of `audits`, which the caller takes from visibility.blind_audit_values(mode): this module
+only spells the rule out in SQL (and so needs nothing from the package above it).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+
+from sqlalchemy import ColumnElement, CompoundSelect, and_, false, select, union
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.models.queue_item import QueueItem, QueueItemScreening, QueueStatus
+from app.models.screening import Screening
+
+
+def is_blind_item(audits: Collection[bool]) -> ColumnElement[bool] | None:
+    """A condition on `QueueItem`: unresolved, its `audit` one of `audits` (None: no item
+    is blind)."""
+    if not audits:
+        return None
+    return and_(QueueItem.status != QueueStatus.RESOLVED.value, QueueItem.audit.in_(audits))
+
+
+def _blind_screening_ids(audits: Collection[bool]) -> CompoundSelect[tuple[str]] | None:
+    blind = is_blind_item(audits)
+    if blind is None:
+        return None
+    joined = (
+        select(QueueItemScreening.screening_id.label("screening_id"))
+        .join(QueueItem, QueueItem.id == QueueItemScreening.queue_item_id)
+        .where(blind)
+    )
+    # Items queued before queue_item_screenings existed are backfilled, but the opening
+    # screening is read from the item too: a missing row must not unblind it.
+    opened = select(QueueItem.screening_id.label("screening_id")).where(blind)
+    return union(joined, opened)
+
+
+def is_blind_screening(audits: Collection[bool]) -> ColumnElement[bool]:
+    """A condition on `Screening`: it answers for a blind item (see `is_blind_item`)."""
+    ids = _blind_screening_ids(audits)
+    return false() if ids is None else Screening.id.in_(ids)
+
+
+async def blind_among(
+    session: AsyncSession, screening_ids: Collection[str], audits: Collection[bool]
+) -> set[str]:
+    """Those of `screening_ids` that answer for a blind item (see `is_blind_item`)."""
+    ids = _blind_screening_ids(audits)
+    if ids is None or not screening_ids:
+        return set()
+    found = ids.subquery()
+    statement = select(found.c.screening_id).where(found.c.screening_id.in_(screening_ids))
+    return set((await session.execute(statement)).scalars())
