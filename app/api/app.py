@@ -10,6 +10,7 @@ from fastapi import FastAPI
 from app import __version__
 from app.api.body_cap import CappedBodies, request_cap
 from app.api.errors import install_error_handlers
+from app.api.openapi import document_contract
 from app.api.request_body import document_bodies
 from app.api.routes import (
     batches,
@@ -63,6 +64,14 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.add_middleware(CappedBodies, cap=request_cap(chosen.max_request_bytes))
     document_bodies(
         app,
-        [screenings.BODY, keys.BODY, rescore.BODY, queue.DECISION_BODY, queue.REOPEN_BODY],
+        [
+            screenings.BODY,
+            keys.BODY,
+            rescore.BODY,
+            queue.DECISION_BODY,
+            queue.ADJUDICATION_BODY,
+            queue.REOPEN_BODY,
+        ],
     )
+    document_contract(app)  # every operation's error statuses, read from its route
     return app

@@ -7,12 +7,13 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Request, routing
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from sqlalchemy.exc import OperationalError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.requests import ClientDisconnect
+from starlette.routing import Match
 
 from app.errors import AppError
 
@@ -78,11 +79,25 @@ async def _on_client_gone(_: Request, error: ClientDisconnect) -> JSONResponse:
     return error_response(400, "client_disconnected", "the request body did not arrive")
 
 
-async def _on_http_error(_: Request, error: StarletteHTTPException) -> JSONResponse:
+async def _on_http_error(request: Request, error: StarletteHTTPException) -> JSONResponse:
     codes = {400: "bad_request", 404: "not_found", 405: "method_not_allowed"}
     code = codes.get(error.status_code, "http_error")
     # Kept: a 405 must say which methods are allowed (the Allow header).
-    return error_response(error.status_code, code, str(error.detail), headers=error.headers)
+    headers = dict(error.headers or {})
+    if error.status_code == 405:
+        headers["Allow"] = ", ".join(_allowed_methods(request))
+    return error_response(error.status_code, code, str(error.detail), headers=headers)
+
+
+def _allowed_methods(request: Request) -> list[str]:
+    """Every method of every route at this path: Starlette's 405 names only the first
+    route's (GET and POST /v1/batches are two routes)."""
+    allowed: set[str] = set()
+    for context in routing.iter_route_contexts(request.app.routes):
+        match, _ = context.matches(request.scope)
+        if match is not Match.NONE:
+            allowed |= set(getattr(context, "methods", None) or ())
+    return sorted(allowed)
 
 
 async def _on_database_down(_: Request, error: OperationalError) -> JSONResponse:
