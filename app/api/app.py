@@ -21,6 +21,7 @@ from app.api.routes import (
     queue,
     reports,
     rescore,
+    review_stats,
     screenings,
 )
 from app.auth.dependencies import install_auth_error_handler
@@ -59,6 +60,7 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(reports.router)  # issue 6: /v1/reports/summary
     app.include_router(rescore.router)  # issue 6: /v1/rescore
     app.include_router(calibration.router)
+    app.include_router(review_stats.router)  # /v1/review/stats, per-person review work
     install_review_pages(app)  # the reviewer web page, /review (app/web)
     # Every body is counted as it is read; the handler reading it may name its own cap.
     app.add_middleware(CappedBodies, cap=request_cap(chosen.max_request_bytes))

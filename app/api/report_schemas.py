@@ -124,6 +124,33 @@ class DayCountOut(_FromAttributes):
     outcomes: dict[str, int]
 
 
+class ReviewerAgreementOut(_FromAttributes):
+    double_reviewed: int = Field(
+        description="Double-review items (FAITHSCREEN_REVIEW_DOUBLE_RATE) with two standing "
+        "decisions by different people (the first two; withdrawn ones and `unsure` left out)."
+    )
+    agreed: int = Field(description="Of those, the ones where both decided the same.")
+    agreement: float | None = Field(description="agreed/double_reviewed; null below 2 items.")
+    kappa: float | None = Field(
+        description="Cohen's kappa between the first and second decisions; null below 2 "
+        "items, and when both people always gave one and the same decision (0/0)."
+    )
+
+
+class DefectCountsOut(_FromAttributes):
+    mismatches: dict[str, int] = Field(
+        description="Per outcome, the screenings people finally decided mismatch: for "
+        "`passed`, the mismatches the screen let through."
+    )
+    by_outcome: dict[str, dict[str, int]] = Field(
+        description="Per outcome, how many of those had each defect named on the decision "
+        "(or adjudication) that decided them, from the fixed vocabulary (dropped_hypothesis, "
+        "extra_hypothesis, weakened_conclusion, strengthened_conclusion, wrong_type, "
+        "wrong_constant, wrong_quantifier, wrong_answer, vacuous, other); a screening with "
+        "two defects counts under both, one decided on a note alone under none."
+    )
+
+
 class SummaryOut(_FromAttributes):
     screenings: int
     outcomes: dict[str, int]
@@ -144,3 +171,38 @@ class SummaryOut(_FromAttributes):
     )
     tags: TagCountsOut = Field(description="Outcomes by tag.")
     days: list[DayCountOut] = Field(description="Screenings per UTC day, by outcome.")
+    reviewer_agreement: ReviewerAgreementOut = Field(
+        description="How often two people agree on the double-reviewed items among these "
+        "screenings' queue items."
+    )
+    defects: DefectCountsOut = Field(
+        description="Which kinds of mismatch people found, by the screening's outcome."
+    )
+    conflicts: int = Field(
+        description="Pairs whose screenings were finally decided both faithful and mismatch "
+        "(listed by GET /v1/decisions/conflicts)."
+    )
+
+
+class PersonStatsOut(_FromAttributes):
+    actor: str = Field(description="The key name that decided.")
+    decisions: int = Field(description="Standing decisions (`unsure` among them; not undone).")
+    faithful: int
+    mismatch: int
+    unsure: int
+    unsure_rate: float | None = Field(description="unsure/decisions; null without decisions.")
+    median_seconds: float | None = Field(
+        description="Median seconds per item, from when the person's claim began to their "
+        "decision; null without a decision made under a claim."
+    )
+    withdrawn: int = Field(description="Decisions they took back within the undo window.")
+    adjudications: int = Field(description="Disputed double reviews they settled (admins).")
+    double_reviewed: int = Field(
+        description="Double-reviewed items where they were one of the two people."
+    )
+    agreed: int = Field(description="Of those, the ones where the other person agreed.")
+    agreement: float | None = Field(description="agreed/double_reviewed; null below 2 items.")
+
+
+class ReviewStatsOut(BaseModel):
+    people: list[PersonStatsOut] = Field(description="One row per person, by name.")

@@ -25,8 +25,11 @@ from app.reports.queue import Backlog, Resolutions
 from app.reports.stats import TOO_FEW
 from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
 from app.reports.text import (
+    agreement_text,
     backlog_text,
+    conflicts_text,
     day_rows,
+    defect_rows,
     group_rows,
     group_title,
     human_rows,
@@ -82,6 +85,7 @@ def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: 
         *_human(summary.human),
         *_resolutions(summary.resolutions),
         *_backlog(summary.backlog),
+        *_people(summary),
         *_tags(summary.tags),
         *_days(summary.days),
         "</main>",
@@ -195,6 +199,22 @@ def _decided(faithful: int, mismatch: int, undecided: int) -> dict[str, int]:
 
 def _backlog(backlog: Backlog) -> list[str]:
     return ["<h2>Review queue</h2>", f"<p>{escape(backlog_text(backlog))}.</p>"]
+
+
+def _people(summary: Summary) -> list[str]:
+    parts = [
+        "<h2>People's decisions</h2>",
+        f"<p>Reviewer agreement: {escape(agreement_text(summary.reviewer_agreement))}.</p>",
+        f"<p>Conflicts: {escape(conflicts_text(summary.conflicts))}.</p>",
+        "<h3>Defects named on mismatches, by outcome</h3>",
+        '<p class="hint">Which kinds of mismatch people found; under passed, the ones the '
+        "screen let through. A screening with two defects counts under both.</p>",
+    ]
+    rows = defect_rows(summary.defects)
+    if not rows:
+        return [*parts, '<p class="hint">No mismatch decided.</p>']
+    header, *body = rows
+    return [*parts, _table(header, body)]
 
 
 def _tags(tags: TagCounts) -> list[str]:

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.types import utcnow
+from app.reports.reviewers import people_measures
 from app.reports.summary import ReviewTally, Summary
-from app.repositories import reports
+from app.repositories import reports, review_measures
 from app.repositories.reports import ReportFilters
 
 
@@ -16,10 +18,14 @@ async def summary_report(
     session: AsyncSession, filters: ReportFilters, *, now: datetime | None = None
 ) -> Summary:
     """Screenings are read first; reviews are then streamed into the tally one by one; the
-    backlog (as of `now`), tags and days are counted by the database."""
+    backlog (as of `now`), tags and days are counted by the database; people's decisions
+    on the screenings' queue items are read whole (reports.reviewers measures them)."""
     screenings = await reports.screening_rows(session, filters)
     tally = ReviewTally()
     async for review in reports.review_rows(session, filters):
         tally.add(review)
     counted = await reports.aggregates(session, filters, now or utcnow())
-    return tally.summary(screenings, counted)
+    decided = await review_measures.decided_screenings(session, filters)
+    facts = await review_measures.report_facts(session, filters)
+    people = people_measures(decided, facts)
+    return tally.summary(screenings, replace(counted, people=people))

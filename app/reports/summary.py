@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.queue import NO_BACKLOG, Backlog, Resolutions, ResolutionTally
 from app.reports.reasons import counted_reasons
+from app.reports.reviewers import DefectCounts, PeopleMeasures, ReviewerAgreement
 from app.reports.stats import LatencyHistogram, Rate, cohens_kappa
 from app.vocabulary import Outcome, ParseStatus, Purpose, Role, Verdict
 
@@ -133,6 +134,8 @@ class Aggregates:
     backlog: Backlog = NO_BACKLOG
     tags: TagCounts = field(default_factory=TagCounts)
     days: list[DayCount] = field(default_factory=list)
+    # Agreement between people, defects named, pairs decided both ways (reviewers.py).
+    people: PeopleMeasures = field(default_factory=PeopleMeasures)
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,6 +153,9 @@ class Summary:
     backlog: Backlog
     tags: TagCounts
     days: list[DayCount]
+    reviewer_agreement: ReviewerAgreement
+    defects: DefectCounts
+    conflicts: int
 
 
 def reading_of(review: ReviewRow) -> str:
@@ -251,6 +257,9 @@ class ReviewTally:
             backlog=counted.backlog,
             tags=counted.tags,
             days=counted.days,
+            reviewer_agreement=counted.people.reviewer_agreement,
+            defects=counted.people.defects,
+            conflicts=counted.people.conflicts,
         )
 
 

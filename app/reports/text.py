@@ -6,6 +6,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.queue import Backlog, Resolution, Resolutions
+from app.reports.reviewers import DefectCounts, ReviewerAgreement
 from app.reports.stats import TOO_FEW_LABEL, Rate
 from app.reports.summary import Agreement, GroupReport, HumanRates, Summary
 from app.vocabulary import OUTCOMES
@@ -46,6 +47,7 @@ def summary_text(summary: Summary) -> str:
     lines += ["", "needs_review decided by people, by reason"]
     lines += _indented(table(resolution_rows(summary.resolutions)))
     lines += ["", f"Review queue: {backlog_text(summary.backlog)}"]
+    lines += ["", *_people_lines(summary)]
     lines += ["", *_tag_lines(summary.tags), "", "Screenings per day (UTC)"]
     lines += _indented(table(day_rows(summary.days))) if summary.days else ["  (none)"]
     return "\n".join(lines) + "\n"
@@ -184,3 +186,36 @@ def day_rows(days: Sequence[DayCount]) -> list[list[str]]:
 def milliseconds(value: float | None) -> str:
     """Whole milliseconds: exact below 10 s, and above it the quantiles are within 0.5%."""
     return "-" if value is None else f"{value:.0f}"
+
+
+def agreement_text(agreement: ReviewerAgreement) -> str:
+    """`3 of 4 double-reviewed items agreed (75.0%), kappa 0.500`; no share below 2 items."""
+    counts = f"{agreement.agreed} of {agreement.double_reviewed} double-reviewed items agreed"
+    if agreement.agreement is None:
+        return f"{counts} (too few for a rate)"
+    kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
+    return f"{counts} ({percent(agreement.agreement)}), kappa {kappa}"
+
+
+def defect_rows(defects: DefectCounts) -> list[list[str]]:
+    """A header, the screenings decided mismatch, then one row per defect named, each by
+    outcome; [] when nothing was decided mismatch."""
+    if not defects.mismatches:
+        return []
+    named = sorted({d for counts in defects.by_outcome.values() for d in counts})
+    rows = [["decided mismatch", *(str(defects.mismatches.get(o, 0)) for o in OUTCOMES)]]
+    rows += [[d, *(str(defects.by_outcome.get(o, {}).get(d, 0)) for o in OUTCOMES)] for d in named]
+    return [["defect", *OUTCOMES], *rows]
+
+
+def conflicts_text(conflicts: int) -> str:
+    return f"{conflicts} pairs decided both faithful and mismatch over time"
+
+
+def _people_lines(summary: Summary) -> list[str]:
+    lines = ["People's decisions"]
+    lines += _indented([f"Reviewer agreement: {agreement_text(summary.reviewer_agreement)}"])
+    lines += _indented([f"Conflicts: {conflicts_text(summary.conflicts)}"])
+    rows = defect_rows(summary.defects)
+    lines += _indented(["Defects named on mismatches, by outcome"])
+    return lines + (_indented(_indented(table(rows))) if rows else ["    (no mismatch decided)"])
