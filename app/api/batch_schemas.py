@@ -110,11 +110,21 @@ class BatchResultLine(BaseModel):
     external_id: str | None
     status: str
     outcome: str | None
-    reasons: list[str]
+    reasons: list[str] | None = Field(description="null only on a `blind` line.")
+    blind: bool = Field(
+        default=False,
+        description="The item answers for a blind queue item and the caller is a reviewer: "
+        "its outcome and reasons are withheld until the item is resolved.",
+    )
 
     @classmethod
-    def of(cls, item: ItemResult) -> BatchResultLine:
-        return cls.model_validate(item, from_attributes=True)
+    def of(cls, item: ItemResult, *, blind: bool = False) -> BatchResultLine:
+        line = cls.model_validate(item, from_attributes=True)
+        return (
+            line.model_copy(update={"outcome": None, "reasons": None, "blind": True})
+            if blind
+            else line
+        )
 
 
 def _ref(model: str) -> str:

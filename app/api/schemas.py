@@ -68,18 +68,6 @@ class EvidenceOut(BaseModel):
     code: str
     message: str
     severity: str
-    # Where the finding is (docs/evidence.md); null without a location, and in evidence
-    # stored before evidence-3.
-    field: Literal["formal", "informal", "header"] | None = Field(
-        default=None, description="Which text the span is in."
-    )
-    line: int | None = Field(default=None, description="1-based line in that text (LF ends).")
-    column: int | None = Field(
-        default=None, description="0-based code-point offset of the span's start in the line."
-    )
-    end_column: int | None = Field(
-        default=None, description="Exclusive end of the span, on the same line."
-    )
 
 
 class ReviewOut(BaseModel):
@@ -111,11 +99,19 @@ class ReviewOut(BaseModel):
         return cls.model_validate(review, from_attributes=True)
 
 
+BLIND_DOC = (
+    "True when the screening answers for a blind queue item (an audit a person decides "
+    "without seeing what the models said) and the caller is a reviewer: its outcome, "
+    "reasons, final decision, label and tags are withheld (null, or an empty list) until "
+    "the item is resolved. Submitter and admin keys never see a screening blind."
+)
+
+
 class ScreeningSummary(BaseModel):
     id: str
     status: ScreeningStatus
     outcome: Outcome | None
-    reasons: list[str]
+    reasons: list[str] | None = Field(description="null only on a `blind` screening.")
     external_id: str | None
     batch_id: str | None
     policy_version: str | None
@@ -128,10 +124,17 @@ class ScreeningSummary(BaseModel):
         default=None, description="What the client said the pair is (for calibration)."
     )
     tags: list[str] = Field(default_factory=list)
+    blind: bool = Field(default=False, description=BLIND_DOC)
 
     @classmethod
     def of(cls, screening: Screening) -> ScreeningSummary:
         return cls.model_validate(screening, from_attributes=True)
+
+    def withheld(self) -> ScreeningSummary:
+        """As a reviewer sees it while its queue item is blind: the outcome and all that
+        tells it, gone."""
+        hidden = dict.fromkeys(("outcome", "reasons", "final_decision", "final_decision_at"))
+        return self.model_copy(update=hidden | {"label": None, "tags": [], "blind": True})
 
 
 class RulingOut(BaseModel):

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 
-from app.evidence.finding import Detected, Finding
+from app.evidence.finding import Finding
 from app.vocabulary import Pair, Severity
 
-Detector = Callable[[Pair], Sequence[str | Detected]]
-"""Pure function: the pair's problems, each a human-readable message or a message with
-its span (empty when none)."""
+Detector = Callable[[Pair], list[str]]
+"""Pure function: the pair's problems as human-readable messages (empty when none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +20,4 @@ class Check:
     detect: Detector
 
     def __call__(self, pair: Pair) -> list[Finding]:
-        return [
-            Finding.at(self.code, self.severity, _detected(found)) for found in self.detect(pair)
-        ]
-
-
-def _detected(found: str | Detected) -> Detected:
-    return Detected(found) if isinstance(found, str) else found
+        return [Finding(self.code, message, self.severity) for message in self.detect(pair)]

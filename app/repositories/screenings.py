@@ -76,15 +76,20 @@ async def list_page(
     outcome: str | None = None,
     status: str | None = None,
     batch_id: str | None = None,
+    outcome_hidden: ColumnElement[bool] | None = None,
     cursor: str | None = None,
     limit: int,
 ) -> tuple[list[Screening], str | None]:
     """One page, newest first (pair loaded, reviews not), and the cursor of the next page
-    (None on the last). Raises ValueError for a cursor this function did not make."""
+    (None on the last). `outcome_hidden`: the screenings whose outcome the caller may not
+    see, which an `outcome` filter never matches. Raises ValueError for a cursor this
+    function did not make."""
     if limit < 1:
         raise ValueError(f"limit must be at least 1, not {limit}")
     filters = {"external_id": external_id, "outcome": outcome, "status": status}
     statement = _filtered(filters | {"batch_id": batch_id})
+    if outcome is not None and outcome_hidden is not None:
+        statement = statement.where(~outcome_hidden)
     if cursor is not None:
         statement = statement.where(_before(*decode_cursor(cursor)))
     statement = statement.order_by(Screening.created_at.desc(), Screening.id.desc())

@@ -22,13 +22,14 @@ from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.errors import ErrorResponse
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import submitter_access
+from app.auth.dependencies import SubmitterDep, submitter_access
 from app.errors import AppError, NotFound
 from app.intake import batches as intake
 from app.intake.batches import BatchBody, BatchRejected
 from app.intake.requests import StorableText
 from app.models.batch import Batch
-from app.repositories import batches
+from app.repositories import batches, blind_items
+from app.review_queue.visibility import screening_blind_audits
 
 # Submitters and above (issue 5: every /v1 endpoint needs a key).
 router = APIRouter(
@@ -138,26 +139,33 @@ async def get_batch(batch_id: str, session: SessionDep) -> BatchOut:
     response_class=StreamingResponse,
     responses=results_doc() | error_responses(404),
 )
-async def batch_results(batch_id: str, runtime: RuntimeDep) -> StreamingResponse:
+async def batch_results(
+    batch_id: str, runtime: RuntimeDep, principal: SubmitterDep
+) -> StreamingResponse:
     """Every item, one JSON line each, in submission order, read from the database page
-    by page as the response is sent."""
+    by page as the response is sent. For a reviewer-role key (no admin), an item that
+    answers for a blind queue item is `blind: true`, its outcome and reasons withheld
+    until the item is resolved; submitter keys and admins read every line whole."""
     # Its own short sessions: a request session would stay open for the whole stream.
     async with runtime.sessions() as session:
         await _existing(session, batch_id)
-    lines = _result_lines(runtime.sessions, batch_id)
+    audits = screening_blind_audits(principal, runtime.settings.review_blind)
+    lines = _result_lines(runtime.sessions, batch_id, audits)
     return StreamingResponse(lines, media_type="application/x-ndjson")
 
 
 async def _result_lines(
-    sessions: async_sessionmaker[AsyncSession], batch_id: str
+    sessions: async_sessionmaker[AsyncSession], batch_id: str, blind_audits: tuple[bool, ...]
 ) -> AsyncIterator[bytes]:
     after = -1
     while True:
         async with sessions() as session:
             page = await batches.results_page(session, batch_id, after=after, limit=RESULTS_PAGE)
+            blind = await blind_items.blind_among(session, [i.id for i in page], blind_audits)
         if page:
             yield b"".join(
-                BatchResultLine.of(item).model_dump_json().encode() + b"\n" for item in page
+                BatchResultLine.of(item, blind=item.id in blind).model_dump_json().encode() + b"\n"
+                for item in page
             )
         if len(page) < RESULTS_PAGE:
             return

@@ -16,11 +16,13 @@ from app.api.schemas import (
     ScreeningSummary,
     error_responses,
 )
-from app.auth.dependencies import submitter_access
+from app.auth.dependencies import SubmitterDep, submitter_access
 from app.errors import AppError, NotFound
 from app.intake import screenings as intake
 from app.intake.requests import ScreeningRequest, StorableText
-from app.repositories import rescores, screenings
+from app.models.screening import Screening
+from app.repositories import blind_items, rescores, screenings
+from app.review_queue.visibility import screening_blind_audits
 from app.vocabulary import Outcome, ScreeningStatus
 
 # Submitters and above (issue 5: every /v1 endpoint needs a key).
@@ -51,36 +53,79 @@ async def submit_screening(
     return Accepted(id=screening.id, status=screening.status)
 
 
-@router.get("/{screening_id}", response_model=ScreeningOut, responses=error_responses(404))
-async def get_screening(screening_id: str, session: SessionDep) -> ScreeningOut:
-    """The screening with its outcome, reasons, evidence and every review."""
+BLIND_RULE = (
+    "A reviewer-role key (one that may decide queue items, but no admin) reads a screening "
+    "that answers for a blind queue item (an audit decided without seeing the models, "
+    "FAITHSCREEN_REVIEW_BLIND) as the queue shows it: "
+)
+
+
+@router.get(
+    "/{screening_id}",
+    response_model=ScreeningOut,
+    responses=error_responses(404),
+    description="The screening with its outcome, reasons, evidence and every review.\n\n"
+    + BLIND_RULE
+    + "not at all here (403 `blind_item`) until the item is resolved; read the pair at "
+    "GET /v1/queue/{id}. Submitter keys (a pipeline polling its result) and admins always "
+    "read it whole.",
+)
+async def get_screening(
+    screening_id: str, session: SessionDep, principal: SubmitterDep, runtime: RuntimeDep
+) -> ScreeningOut:
     # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
     screening = None if "\x00" in screening_id else await screenings.get(session, screening_id)
     if screening is None:
         raise NotFound("screening", screening_id)
+    audits = screening_blind_audits(principal, runtime.settings.review_blind)
+    if await blind_items.blind_among(session, [screening_id], audits):
+        raise AppError(
+            403,
+            "blind_item",
+            f"screening {screening_id} waits on a blind review: its outcome is withheld "
+            "from reviewers until the queue item is resolved",
+        )
     rulings, readings = await rescores.history(session, screening_id)
     return ScreeningOut.of(screening, rulings, readings)
 
 
-@router.get("", response_model=ScreeningPage, responses=error_responses(422))
+@router.get(
+    "",
+    response_model=ScreeningPage,
+    responses=error_responses(422),
+    description="Newest first; follow `next_cursor` for the next page.\n\n"
+    + BLIND_RULE
+    + "`blind: true`, its outcome, reasons, final decision, label and tags withheld, and "
+    "never matched by an `outcome` filter.",
+)
 async def list_screenings(
     session: SessionDep,
+    principal: SubmitterDep,
+    runtime: RuntimeDep,
     external_id: StorableText | None = None,
     outcome: Outcome | None = None,
     status: ScreeningStatus | None = None,
     cursor: str | None = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> ScreeningPage:
-    """Newest first; follow `next_cursor` for the next page."""
+    audits = screening_blind_audits(principal, runtime.settings.review_blind)
+    hidden = blind_items.is_blind_screening(audits) if audits else None
     try:
         items, next_cursor = await screenings.list_page(
             session,
             external_id=external_id,
             outcome=outcome.value if outcome else None,
             status=status.value if status else None,
+            outcome_hidden=hidden,
             cursor=cursor,
             limit=limit,
         )
     except ValueError as error:
         raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
-    return ScreeningPage(items=[ScreeningSummary.of(s) for s in items], next_cursor=next_cursor)
+    blind = await blind_items.blind_among(session, [s.id for s in items], audits)
+    return ScreeningPage(items=[_summary(s, blind) for s in items], next_cursor=next_cursor)
+
+
+def _summary(screening: Screening, blind: set[str]) -> ScreeningSummary:
+    summary = ScreeningSummary.of(screening)
+    return summary.withheld() if screening.id in blind else summary
