@@ -68,6 +68,18 @@ class EvidenceOut(BaseModel):
     code: str
     message: str
     severity: str
+    # Where the finding is (docs/evidence.md); null without a location, and in evidence
+    # stored before evidence-3.
+    field: Literal["formal", "informal", "header"] | None = Field(
+        default=None, description="Which text the span is in."
+    )
+    line: int | None = Field(default=None, description="1-based line in that text (LF ends).")
+    column: int | None = Field(
+        default=None, description="0-based code-point offset of the span's start in the line."
+    )
+    end_column: int | None = Field(
+        default=None, description="Exclusive end of the span, on the same line."
+    )
 
 
 class ReviewOut(BaseModel):

@@ -16,16 +16,22 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from app.evidence.big_operators import find_big_operator_scope
+from app.evidence.binder_default import find_binder_default
 from app.evidence.check import Check, Detector
 from app.evidence.contract_text import find_contract_text
 from app.evidence.counted_set import find_counted_set
-from app.evidence.finding import Finding
+from app.evidence.finding import Detected, Finding, Span
 from app.evidence.free_variables import find_auto_bound
+from app.evidence.function_space_distance import find_function_space_distance
+from app.evidence.infinite_cardinality import find_infinite_cardinality
+from app.evidence.junk_value import find_junk_value
+from app.evidence.measure_dimension import find_measure_dimension
 from app.evidence.nat_division import find_truncating_division
 from app.evidence.shadowed_binder import find_shadowed_binder
+from app.evidence.truncating_subtraction import find_truncating_subtraction
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-2"
+EVIDENCE_VERSION = "evidence-3"
 CHECK_FAILED = "check_failed"
 
 CONTRACT_TEXT_IN_INPUT = Check(
@@ -65,6 +71,45 @@ SHADOWED_BINDER = Check(
     find_shadowed_binder,
 )
 
+# Certain by Lean's rule, so `flag` (docs/evidence.md, Severities): a default in a
+# theorem's binder is never a hypothesis.
+BINDER_DEFAULT = Check(
+    "binder_default",
+    Severity.FLAG,
+    "a theorem binder with a default value `(x : T := v)`, which is no hypothesis `x = v`",
+    find_binder_default,
+)
+FUNCTION_SPACE_DISTANCE = Check(
+    "function_space_distance",
+    Severity.REVIEW,
+    "`dist`, a ball or `‖p - q‖` on `ℝ × ℝ` or `Fin n → ℝ`, whose metric is the sup metric",
+    find_function_space_distance,
+)
+MEASURE_DIMENSION = Check(
+    "measure_dimension",
+    Severity.REVIEW,
+    "`volume` in a space of more dimensions than the length or area the text asks for",
+    find_measure_dimension,
+)
+INFINITE_CARDINALITY = Check(
+    "infinite_cardinality",
+    Severity.REVIEW,
+    "`ncard`/`Nat.card` bounded above (or `= 0`, even) of a set not shown finite",
+    find_infinite_cardinality,
+)
+JUNK_VALUE = Check(
+    "junk_value",
+    Severity.REVIEW,
+    "`√x`, `log x`, `a / x`, `x⁻¹` of a variable nothing keeps in the domain, or `Nat.sqrt`",
+    find_junk_value,
+)
+TRUNCATING_SUBTRACTION = Check(
+    "truncating_subtraction",
+    Severity.REVIEW,
+    "`a - b` of ℕ variables no hypothesis orders, where the difference can be negative",
+    find_truncating_subtraction,
+)
+
 CHECKS: tuple[Check, ...] = (
     CONTRACT_TEXT_IN_INPUT,
     TRUNCATING_DIVISION,
@@ -72,6 +117,12 @@ CHECKS: tuple[Check, ...] = (
     BIG_OPERATOR_SCOPE,
     COUNTED_SET_UNDERDETERMINED,
     SHADOWED_BINDER,
+    BINDER_DEFAULT,
+    FUNCTION_SPACE_DISTANCE,
+    MEASURE_DIMENSION,
+    INFINITE_CARDINALITY,
+    JUNK_VALUE,
+    TRUNCATING_SUBTRACTION,
 )
 
 
@@ -102,7 +153,9 @@ __all__ = [
     "CHECK_FAILED",
     "EVIDENCE_VERSION",
     "Check",
+    "Detected",
     "Detector",
     "Finding",
+    "Span",
     "run_checks",
 ]

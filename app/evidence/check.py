@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from app.evidence.finding import Finding
+from app.evidence.finding import Detected, Finding
 from app.vocabulary import Pair, Severity
 
-Detector = Callable[[Pair], list[str]]
-"""Pure function: the pair's problems as human-readable messages (empty when none)."""
+Detector = Callable[[Pair], Sequence[str | Detected]]
+"""Pure function: the pair's problems, each a human-readable message or a message with
+its span (empty when none)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -20,4 +21,10 @@ class Check:
     detect: Detector
 
     def __call__(self, pair: Pair) -> list[Finding]:
-        return [Finding(self.code, message, self.severity) for message in self.detect(pair)]
+        return [
+            Finding.at(self.code, self.severity, _detected(found)) for found in self.detect(pair)
+        ]
+
+
+def _detected(found: str | Detected) -> Detected:
+    return Detected(found) if isinstance(found, str) else found

@@ -81,34 +81,61 @@ def strip_comments_and_strings(source: str) -> str:
     Line breaks inside comments are kept so that line numbers and indentation survive.
     Block comments nest, as in Lean. An unterminated comment runs to the end.
     """
+    return _stripped(source, keep_columns=False)
+
+
+def blank_comments_and_strings(source: str) -> str:
+    """The source with every character of a comment or string literal (but a literal's
+    quotes, and line breaks) made a space: the same tokens as `strip_comments_and_strings`,
+    each at its place in `source`, which is how findings get their columns."""
+    return _stripped(source, keep_columns=True)
+
+
+def _stripped(source: str, *, keep_columns: bool) -> str:
     out: list[str] = []
     index = 0
     while (special := _SPECIAL.search(source, index)) is not None:
         out.append(source[index : special.start()])
         mark = special.group()
         if mark == "/-":
-            index = _skip_block_comment(source, special.end(), out)
+            index = _skip_block_comment(source, special.end(), out, keep_columns)
         elif mark == "--":
             end = source.find("\n", special.end())
             index = len(source) if end < 0 else end
+            if keep_columns:
+                out.append(" " * (index - special.start()))
         else:
             string = _STRING_REST.match(source, special.end())
             index = string.end() if string else len(source)
-            out.append('""')
+            out.append(_blanked(source[special.start() : index]) if keep_columns else '""')
     out.append(source[index:])
     return "".join(out)
 
 
-def _skip_block_comment(source: str, start: int, out: list[str]) -> int:
+def _skip_block_comment(source: str, start: int, out: list[str], keep_columns: bool) -> int:
     """Index just past the comment opened before `start`; its line breaks go to `out`."""
     depth = 1
     for mark in _COMMENT_MARK.finditer(source, start):
         depth += 1 if mark.group() == "/-" else -1
         if depth == 0:
-            out.append("\n" * source.count("\n", start, mark.start()) + " ")
+            out.append(_blank(source[start - 2 : mark.end()], keep_columns))
             return mark.end()  # the space: `a/- -/b` is two tokens, not `ab`
-    out.append("\n" * source.count("\n", start) + " ")
+    out.append(_blank(source[start - 2 :], keep_columns))
     return len(source)
+
+
+def _blank(comment: str, keep_columns: bool) -> str:
+    if keep_columns:
+        return "\n".join(" " * len(row) for row in comment.split("\n"))
+    return "\n" * comment.count("\n") + " "
+
+
+def _blanked(literal: str) -> str:
+    """A string literal as `"`, its inside blanked (line breaks kept), then `"`."""
+    if len(literal) < 2:
+        return literal  # `"` at the very end: one token where the stripped text has two
+    inside = "\n".join(" " * len(row) for row in literal[1:-1].split("\n"))
+    return f'"{inside}"'
 
 
 # Identifier-like words the lints look for: indexed with the symbols (see `Tokens.positions`).
@@ -165,15 +192,42 @@ class Tokens:
     _positions: dict[frozenset[str], list[int]] = field(default_factory=dict)
     _by_depth: dict[frozenset[str], dict[int, list[int]]] = field(default_factory=dict)
     _derived: dict[str, list[str] | list[bool]] = field(default_factory=dict)
+    # The raw source and, per kept run of tokens, its (start, stop) among the tokens before
+    # tactic blocks were dropped: where each token is, worked out only when asked.
+    source: str = ""
+    kept: tuple[tuple[int, int], ...] = ()
+    _places: list[list[int]] = field(default_factory=list)
 
     @classmethod
-    def of(cls, texts: list[str], breaks: list[int]) -> Tokens:
+    def of(
+        cls,
+        texts: list[str],
+        breaks: list[int],
+        source: str = "",
+        kept: tuple[tuple[int, int], ...] = (),
+    ) -> Tokens:
         kinds = list(map(_KindOf().__getitem__, texts))
         depths = accumulate(map(_DEPTH_CHANGE.get, texts, repeat(0)))
         not_idents = compress(range(len(texts)), map(operator.is_not, kinds, repeat(Kind.IDENT)))
+        index = _symbol_index(texts, kinds)
         return cls(
-            texts, kinds, breaks, list(depths), list(not_idents), _symbol_index(texts, kinds)
+            texts, kinds, breaks, list(depths), list(not_idents), index, source=source, kept=kept
         )
+
+    def span(self, first: int, last: int) -> tuple[int, int, int] | None:
+        """(line, column, end_column) of tokens `first` to `last` (inclusive) in `source`:
+        1-based line, 0-based code-point columns, cut at the end of `first`'s line; None
+        when the tokens' places are not known."""
+        if not self._places:
+            self._places.extend(_token_places(self.source, self.kept, len(self.texts)))
+        starts, rows = self._places
+        if not 0 <= first <= last < len(starts):
+            return None
+        begin, end = starts[first], starts[last] + len(self.texts[last])
+        line = bisect_left(rows, begin)  # rows: the offsets of the line breaks
+        row_start = rows[line - 1] + 1 if line else 0
+        row_end = rows[line] if line < len(rows) else len(self.source)
+        return line + 1, begin - row_start, min(end, row_end) - row_start
 
     def __len__(self) -> int:
         return len(self.texts)
@@ -310,7 +364,25 @@ def indices(texts: list[str], wanted: Iterable[str]) -> list[int]:
 def lean_tokens(source: str) -> Tokens:
     """Tokens of raw Lean source: comments and strings removed, tactic blocks dropped."""
     stripped = strip_comments_and_strings(source)
-    return Tokens.of(*drop_tactic_blocks(*tokenize(stripped), stripped))
+    texts, breaks = tokenize(stripped)
+    kept = tactic_free_runs(texts, breaks, stripped)
+    return Tokens.of(*_keep(texts, breaks, kept), source, tuple(kept))
+
+
+def _token_places(
+    source: str, kept: tuple[tuple[int, int], ...], count: int
+) -> tuple[list[int], list[int]]:
+    """Each kept token's offset in `source` (`count` of them), and the offsets of its line
+    breaks. Blanking gives the stripped text's tokens but one: a `"` that ends the source
+    is one quote there and two tokens in the stripped text; the second gets its place."""
+    blanked = blank_comments_and_strings(source)
+    starts = [match.start() for match in _TOKEN.finditer(blanked) if match.group() != "\n"]
+    if blanked.endswith('"') and starts and len(starts) < sum(b - a for a, b in kept):
+        starts.append(starts[-1])
+    runs = kept or ((0, len(starts)),)
+    rows = list(compress(range(len(source)), map("\n".__eq__, source)))
+    places = [at for start, stop in runs for at in starts[start:stop]]
+    return (places if len(places) == count else []), rows
 
 
 def tokenize(source: str) -> tuple[list[str], list[int]]:
@@ -335,9 +407,14 @@ def drop_tactic_blocks(
     lints understand, and `sorry` lives there. A block is the `by`, the rest of its line up
     to a `,` or a bracket closing outside it, and the lines indented deeper than its own.
     """
+    return _keep(texts, breaks, tactic_free_runs(texts, breaks, stripped))
+
+
+def tactic_free_runs(texts: list[str], breaks: list[int], stripped: str) -> list[tuple[int, int]]:
+    """The (start, stop) token runs `drop_tactic_blocks` keeps."""
     blocks = indices(texts, ["by"])
     if not blocks:
-        return texts, breaks
+        return [(0, len(texts))]
     rows = stripped.split("\n")
     kept: list[tuple[int, int]] = []
     index = 0
@@ -346,7 +423,7 @@ def drop_tactic_blocks(
             kept.append((index, block))
             index = _tactic_block_end(texts, breaks, rows, block)
     kept.append((index, len(texts)))
-    return _keep(texts, breaks, kept)
+    return kept
 
 
 def _tactic_block_end(texts: list[str], breaks: list[int], rows: list[str], start: int) -> int:

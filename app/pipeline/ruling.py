@@ -16,11 +16,8 @@ class ScreeningRuling:
     findings: tuple[Finding, ...]
     evidence_version: str = EVIDENCE_VERSION
 
-    def evidence_json(self) -> list[dict[str, str]]:
-        return [
-            {"code": f.code, "message": f.message, "severity": f.severity.value}
-            for f in self.findings
-        ]
+    def evidence_json(self) -> list[dict[str, object]]:
+        return [finding.as_json() for finding in self.findings]
 
 
 def decide_pair(

@@ -109,7 +109,7 @@ async def test_a_dry_run_shows_the_hidden_mismatch_moving_under_the_new_versions
     diff = json.loads(await asyncio.to_thread(run_cli, database_url, "--all", "--json"))
 
     assert diff["versions"] == {"parser": "contract-2", "policy": POLICY_VERSION,
-                                "evidence": "evidence-2"}  # fmt: skip
+                                "evidence": EVIDENCE_VERSION}  # fmt: skip
     assert (diff["considered"], diff["changed"], diff["unchanged"]) == (3, 2, 1)
     assert diff["transitions"] == {"passed -> needs_review": 2}
     assert diff["reasons_added"] == {"translator_ambiguous": 2}
@@ -131,7 +131,7 @@ async def test_the_text_diff_names_the_move_and_warns_of_nothing(
 ) -> None:
     await seed(sessions)
     output = await asyncio.to_thread(run_cli, database_url, "--all")
-    assert "parser contract-2, policy policy-1, evidence evidence-2" in output
+    assert f"parser contract-2, policy policy-1, evidence {EVIDENCE_VERSION}" in output
     assert "unchanged 1 (of which 1 under new versions), changed 2" in output
     assert re.search(r"passed -> needs_review\s+2\n\s+\+translator_ambiguous\s+2\n", output)
     assert re.search(r"ok/faithful -> ambiguous/unclear\s+2", output)

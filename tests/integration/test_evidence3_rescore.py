@@ -1,0 +1,134 @@
+"""Re-scoring screenings stored under evidence-2 with evidence-3's new checks, on SQLite and
+PostgreSQL. No model is called; both stored readings are faithful under today's parser.
+
+    DEFAULT    passed  `(n : ℕ := 5)` in the theorem      -> flagged (binder_default, flag)
+    DISTANCE   passed  `dist` on `ℝ × ℝ` points           -> needs_review (function_space_distance)
+    OLD        needs_review, a finding stored without a span (evidence-2), still found
+    CLEAN      passed  nothing to find                    (stays passed, restamped)
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.contract import parse_reply
+from app.db.engine import create_engine, make_session_factory
+from app.evidence import EVIDENCE_VERSION
+from app.models import Screening
+from app.policy import POLICY_VERSION
+from app.repositories import pairs, reviews, screenings
+from app.repositories.rescores import Scope
+from app.repositories.reviews import ReviewRecord
+from app.rescore.service import rescore
+from app.vocabulary import Pair
+from tests.support.scripted_openai import contract_reply
+
+FAITHFUL = contract_reply("FAITHFUL")
+DEFAULT = Pair("Let n = 5. Show that n + 0 = 5.", "theorem t (n : ℕ := 5) : n + 0 = 5 := by sorry")
+DISTANCE = Pair(
+    "Points A = (0, 0) and B = (3, 4) in the plane are 5 apart.",
+    "theorem t (A B : ℝ × ℝ) (hA : A = (0, 0)) (hB : B = (3, 4)) : dist A B = 5 := by sorry",
+)
+OLD = Pair("Show that r^(1/3) = 1 for r = 8.", "theorem t (r : ℝ) : r ^ (1 / 3) = 1 := by sorry")
+CLEAN = Pair("For every natural number n, n + 0 = n.", "theorem t (n : ℕ) : n + 0 = n := by sorry")
+# What evidence-2 stored for OLD: no span fields.
+OLD_FINDING = {
+    "code": "truncating_division",
+    "message": "the exponent `(1 / 3)` is computed in ℕ/ℤ",
+    "severity": "review",
+}
+
+
+@pytest.fixture
+async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    engine = create_engine(database_url)
+    yield make_session_factory(engine)
+    await engine.dispose()
+
+
+async def stored_under_evidence_2(
+    session: AsyncSession, name: str, pair: Pair, outcome: str, reasons: list[str]
+) -> str:
+    row = await pairs.get_or_create(session, pair)
+    screening = await screenings.add(
+        session, pair_id=row.id, external_id=name, batch_id=None, confirmations=0
+    )
+    evidence = [OLD_FINDING] if name == "old" else []
+    await screenings.record_outcome(
+        session, screening.id, outcome=outcome, reasons=reasons, evidence=evidence,
+        policy_version=POLICY_VERSION, evidence_version="evidence-2",
+    )  # fmt: skip
+    reading = parse_reply(FAITHFUL)
+    for role in ("translator", "judge"):
+        await reviews.add(
+            session,
+            ReviewRecord(
+                screening_id=screening.id, role=role, attempt=1, purpose="review",
+                raw_response=FAITHFUL, finish_reason="stop", verdict=reading.verdict.value,
+                parse_status=reading.parse_status.value, parser_version=reading.parser_version,
+                back_translation=reading.back_translation, issues=reading.issues,
+            ),
+        )  # fmt: skip
+    return screening.id
+
+
+async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+    old_reasons = ["evidence_review", "evidence_review:truncating_division"]
+    async with sessions() as session:
+        ids = {
+            "default": await stored_under_evidence_2(session, "default", DEFAULT, "passed", []),
+            "distance": await stored_under_evidence_2(session, "distance", DISTANCE, "passed", []),
+            "old": await stored_under_evidence_2(session, "old", OLD, "needs_review", old_reasons),
+            "clean": await stored_under_evidence_2(session, "clean", CLEAN, "passed", []),
+        }
+        await session.commit()
+    return ids
+
+
+async def stored(sessions: async_sessionmaker[AsyncSession], screening_id: str) -> Screening:
+    async with sessions() as session:
+        screening = await session.get(Screening, screening_id)
+        assert screening is not None
+        return screening
+
+
+async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    ids = await seed(sessions)
+    run = await rescore(sessions, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0)
+    diff = run.diff
+    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-3"
+    assert dict(diff.transitions) == {"passed -> flagged": 1, "passed -> needs_review": 1}
+    assert sorted(diff.changed_ids) == sorted([ids["default"], ids["distance"]])
+    assert diff.unversioned == 0
+    assert (await stored(sessions, ids["default"])).outcome == "passed"  # nothing written
+
+
+async def test_applying_stores_the_new_findings_with_their_spans(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    ids = await seed(sessions)
+    await rescore(sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
+
+    default = await stored(sessions, ids["default"])
+    assert (default.outcome, default.evidence_version) == ("flagged", "evidence-3")
+    assert "evidence_flag:binder_default" in default.reasons
+    (finding,) = default.evidence
+    assert finding["code"] == "binder_default" and finding["severity"] == "flag"
+    line = DEFAULT.formal.split("\n")[finding["line"] - 1]
+    assert (finding["field"], line[finding["column"] : finding["end_column"]]) == (
+        "formal", "(n : ℕ := 5)"
+    )  # fmt: skip
+
+    distance = await stored(sessions, ids["distance"])
+    assert distance.outcome == "needs_review"
+    assert "evidence_review:function_space_distance" in distance.reasons
+
+    old = await stored(sessions, ids["old"])  # found again: the same outcome and reasons
+    assert old.outcome == "needs_review"
+    assert [f["code"] for f in old.evidence] == ["truncating_division"]
+    assert (await stored(sessions, ids["clean"])).outcome == "passed"
