@@ -10,10 +10,11 @@ from collections.abc import Mapping
 
 class AppError(Exception):
     """An error a client can act on: an HTTP status, a stable code and a message, and
-    `extra` fields a client can read without parsing the message (a size `limit`)."""
+    `extra` fields a client can read without parsing the message (a size `limit`, the
+    `allowed` values), JSON values."""
 
     def __init__(
-        self, status_code: int, code: str, message: str, extra: Mapping[str, int] | None = None
+        self, status_code: int, code: str, message: str, extra: Mapping[str, object] | None = None
     ) -> None:
         super().__init__(message)
         self.status_code = status_code

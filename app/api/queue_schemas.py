@@ -13,7 +13,7 @@ from app.auth.principal import AccessRole
 from app.auth.service import CreatedKey
 from app.intake.requests import StorableText
 from app.models.api_key import ApiKey
-from app.models.decision import Decision, DecisionKind, DecisionValue
+from app.models.decision import DEFECTS, Decision, DecisionKind, DecisionValue
 from app.models.queue_item import QueueStatus
 from app.review_queue.service import ItemDetail, QueueEntry, QueuePage
 from app.vocabulary import Outcome
@@ -23,7 +23,12 @@ Note = Annotated[StorableText, Field(max_length=10_000, description="Why, in a f
 
 class QueueItemSummary(BaseModel):
     id: int
-    screening_id: str
+    screening_id: str = Field(description="The screening that opened the item.")
+    screening_ids: list[str] = Field(
+        description="Every screening the item answers for, the opening one first: a new "
+        "screening of the same pair (informal, formal and header) that needs a person joins "
+        "the pair's unresolved item, and its decision applies to each."
+    )
     status: QueueStatus = Field(description="As of now: a claim whose lease lapsed is `open`.")
     reasons: list[str]
     audit: bool = Field(description="A random sample of a passed or flagged outcome.")
@@ -44,6 +49,7 @@ class QueueItemSummary(BaseModel):
         return cls(
             id=item.id,
             screening_id=item.screening_id,
+            screening_ids=list(entry.screening_ids) or [item.screening_id],
             status=entry.status,
             reasons=list(item.reasons),
             audit=item.audit,
@@ -118,11 +124,36 @@ class QueuePageOut(BaseModel):
         return cls(items=items, next_cursor=page.next_cursor)
 
 
+DEFECTS_DOC = (
+    "What is wrong with the pair, from a fixed vocabulary (not a screening's free-form "
+    "`tags`): "
+    + ", ".join(f"`{d}`" for d in DEFECTS)
+    + ". Another name is refused (422 `unknown_defect`, with the `allowed` ones); each "
+    "counts once. `faithful` takes none (422 `defects_need_mismatch`)."
+)
+DefectName = Annotated[
+    StorableText, Field(max_length=64, json_schema_extra={"enum": list(DEFECTS)})
+]
+
+
 class DecisionRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    decision: DecisionValue
+    decision: DecisionValue = Field(
+        description="`faithful` or `mismatch` (a mismatch needs a non-empty `note` or at "
+        "least one defect: else 422 `note_or_defects_required`), or `unsure`: it needs a "
+        "note (422 `note_required`), records your doubt, and gives the item back to the "
+        "queue unresolved."
+    )
     note: Note = ""
+    defects: list[DefectName] = Field(
+        default_factory=list, max_length=len(DEFECTS), description=DEFECTS_DOC
+    )
+
+
+class AdjudicationRequest(DecisionRequest):
+    """An admin's ruling on a disputed double review: `faithful` or `mismatch` (`unsure`
+    is refused, 422 `final_decision_required`), with the same rules for note and defects."""
 
 
 class ReopenRequest(BaseModel):

@@ -266,7 +266,9 @@ async def _store_chunk(
     await screenings.add_many(session, new)
     await reviews.add_many(session, records)
     # Decided items' review queue items, in the same transaction (issue 5).
-    await queue_many(session, new, audit_rate=settings.audit_rate)
+    await queue_many(
+        session, new, audit_rate=settings.audit_rate, double_rate=settings.review_double_rate
+    )
     await jobs.enqueue_many(session, queued)
     return len(queued)
 

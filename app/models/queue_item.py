@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
 from typing import TYPE_CHECKING
@@ -29,6 +30,16 @@ class QueueStatus(StrEnum):
 
 
 STATUSES = tuple(s.value for s in QueueStatus)
+
+
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """Who holds an item, until when, and since when (kept when the holder extends it: a
+    decision records it, for the time spent on an item)."""
+
+    holder: str
+    expires_at: datetime
+    began_at: datetime
 
 
 class QueueItem(Base):

@@ -70,6 +70,8 @@ class Finish:
     screening_id: str
     ruling: ScreeningRuling
     audit_rate: float
+    # FAITHSCREEN_REVIEW_DOUBLE_RATE: a new queue item needs two people's decisions.
+    double_rate: float = 0.0
 
 
 Write = Start | ReviewRecord | Finish
@@ -195,12 +197,13 @@ async def _record_all(session: AsyncSession, finishes: Sequence[Finish]) -> None
             finish.ruling.ruling.reasons,
             recorded[finish.screening_id],
             audit_rate=finish.audit_rate,
+            double_rate=finish.double_rate,
         )
         for finish in finishes
         if finish.screening_id in recorded
     )
     new = [item for item in items if item is not None]
-    await queue_items.add_many_unless_queued(session, new)
+    await queue_items.add_many(session, new)
 
 
 def _outcome(finish: Finish) -> NewOutcome:

@@ -147,6 +147,7 @@ class ScreeningPipeline:
             claim.screening_id,
             screening,
             audit_rate=self._settings.audit_rate,
+            double_rate=self._settings.review_double_rate,
         )
         await self._recorder.finish(finish)
 

@@ -1,9 +1,10 @@
-"""Decisions: appended to an item's trail, read back in order, copied onto the screening as
-its `final_decision`, and read for the export. There is no update or delete path: the
-ORM model and database triggers refuse both."""
+"""Decisions: appended to an item's trail, read back in order, copied onto the screenings
+the item answers for as their `final_decision`, and read for the export. There is no
+update or delete path: the ORM model and database triggers refuse both."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -14,7 +15,7 @@ from sqlalchemy.orm import aliased
 
 from app.models.decision import Decision, DecisionKind
 from app.models.pair import PairRow
-from app.models.queue_item import QueueItem
+from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
 
 
@@ -29,6 +30,10 @@ async def add(
     actor: str,
     actor_role: str,
     at: datetime,
+    defects: Sequence[str] = (),
+    blind: bool = False,
+    claimed_at: datetime | None = None,
+    withdraws_id: int | None = None,
 ) -> Decision:
     row = Decision(
         queue_item_id=queue_item_id,
@@ -36,6 +41,10 @@ async def add(
         kind=kind.value,
         decision=decision,
         note=note,
+        defects=list(defects),
+        blind=blind,
+        claimed_at=claimed_at,
+        withdraws_id=withdraws_id,
         actor=actor,
         actor_role=actor_role,
         created_at=at,
@@ -57,9 +66,20 @@ async def set_final_decision(
     session: AsyncSession, screening_id: str, decision: str | None, *, at: datetime | None
 ) -> None:
     """The screening's `final_decision` (None after a reopen); its outcome is untouched."""
+    await set_final_decisions(session, [screening_id], decision, at=at)
+
+
+async def set_final_decisions(
+    session: AsyncSession,
+    screening_ids: Sequence[str],
+    decision: str | None,
+    *,
+    at: datetime | None,
+) -> None:
+    """`set_final_decision` for every screening an item answers for."""
     statement = (
         update(Screening)
-        .where(Screening.id == screening_id)
+        .where(Screening.id.in_(screening_ids))
         .values(final_decision=decision, final_decision_at=at)
         .execution_options(synchronize_session=False)
     )
@@ -68,43 +88,70 @@ async def set_final_decision(
 
 # ---- Export ---------------------------------------------------------------------------------
 
+# The rows the export holds: what a person decided, and an admin's adjudication.
+EXPORTED_KINDS = (DecisionKind.DECISION.value, DecisionKind.ADJUDICATION.value)
+
 
 @dataclass(frozen=True, slots=True)
 class ExportRow:
-    """One decision (kind `decision`) with what it was about."""
+    """One decision (kind `decision` or `adjudication`) and one screening it applies to,
+    with what it was about."""
 
     decision: Decision
     item: QueueItem
     screening: Screening
     pair: PairRow
-    # A later reopen of the same item set this decision aside.
+    # A later reopen or adjudication of the same item set this decision aside, or its
+    # decider withdrew it.
     superseded: bool
+    withdrawn: bool
 
 
 async def export_page(session: AsyncSession, *, after: int, limit: int) -> list[ExportRow]:
-    """Up to `limit` decisions with an id above `after`, in id order (a keyset page)."""
-    later = aliased(Decision)
-    reopened = exists(
-        select(1).where(
-            and_(
-                later.queue_item_id == Decision.queue_item_id,
-                later.kind == DecisionKind.REOPEN.value,
-                later.id > Decision.id,
-            )
-        )
-    )
-    statement = (
-        select(Decision, QueueItem, Screening, PairRow, reopened.label("superseded"))
-        .join(QueueItem, QueueItem.id == Decision.queue_item_id)
-        .join(Screening, Screening.id == Decision.screening_id)
-        .join(PairRow, PairRow.id == Screening.pair_id)
-        .where(Decision.kind == DecisionKind.DECISION.value, Decision.id > after)
+    """Up to `limit` decisions with an id above `after`, in id order (a keyset page), each
+    once for every screening its item answers for (the opening one first)."""
+    ids = (
+        select(Decision.id)
+        .where(Decision.kind.in_(EXPORTED_KINDS), Decision.id > after)
         .order_by(Decision.id)
         .limit(limit)
+    )
+    page = list((await session.execute(ids)).scalars())
+    if not page:
+        return []
+    statement = (
+        select(Decision, QueueItem, Screening, PairRow, _set_aside(), _withdrawn())
+        .join(QueueItem, QueueItem.id == Decision.queue_item_id)
+        .join(QueueItemScreening, QueueItemScreening.queue_item_id == QueueItem.id)
+        .join(Screening, Screening.id == QueueItemScreening.screening_id)
+        .join(PairRow, PairRow.id == Screening.pair_id)
+        .where(Decision.id.in_(page))
+        .order_by(Decision.id, Screening.id != QueueItem.screening_id, QueueItemScreening.id)
     )
     return [_export_row(row) for row in (await session.execute(statement)).all()]
 
 
+def _set_aside() -> Any:
+    later = aliased(Decision)
+    kinds = (DecisionKind.REOPEN.value, DecisionKind.ADJUDICATION.value)
+    return exists(
+        select(1).where(
+            and_(
+                later.queue_item_id == Decision.queue_item_id,
+                later.kind.in_(kinds),
+                later.id > Decision.id,
+            )
+        )
+    ).label("set_aside")
+
+
+def _withdrawn() -> Any:
+    withdrawal = aliased(Decision)
+    return exists(select(1).where(withdrawal.withdraws_id == Decision.id)).label("withdrawn")
+
+
 def _export_row(row: Any) -> ExportRow:
-    decision, item, screening, pair, superseded = row
-    return ExportRow(decision, item, screening, pair, bool(superseded))
+    decision, item, screening, pair, set_aside, withdrawn = row
+    return ExportRow(
+        decision, item, screening, pair, bool(set_aside) or bool(withdrawn), bool(withdrawn)
+    )

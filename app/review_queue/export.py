@@ -1,21 +1,34 @@
-"""The decisions as a labelled dataset: one JSON line per decision (kind `decision`), in
-the order they were made, read from the database page by page as the lines are sent.
+"""The decisions as a labelled dataset: one JSON line per decision (kind `decision`, and
+an admin's `adjudication`) and screening it applies to -- an item answers for every
+screening of its pair that waited on it, the opening one first -- in the order the
+decisions were made, read from the database page by page as the lines are sent.
 
-A decision an admin later reopened stays in the export with `"superseded": true`, so the
-file holds every judgement ever made and a consumer picks the current ones."""
+A decision later set aside stays in the export with `"superseded": true` (an admin
+reopened the item, an adjudication settled its dispute, or its decider withdrew it:
+`"withdrawn": true`), so the file holds every judgement ever made and a consumer picks the
+current ones. `defects` name what is wrong, `blind` says whether the person decided
+without seeing what the models said.
+
+A non-admin's export leaves out what the queue would not show them yet: decisions on an
+item that is blind to them (an unresolved audit under FAITHSCREEN_REVIEW_BLIND), whose
+lines would tell its outcome, and those on a double review awaiting its second decision,
+which nobody but admins sees until both are in. They appear once the item is resolved (a
+consumer paging with `after` should re-read from before them: their ids are older)."""
 
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth.errors import require_role
 from app.auth.principal import AccessRole, Principal
+from app.models.queue_item import QueueStatus
 from app.repositories import decisions
 from app.repositories.decisions import ExportRow
+from app.review_queue.visibility import BlindMode, blind_for
 
 # Decisions read per query.
 EXPORT_PAGE = 500
@@ -36,34 +49,58 @@ def export_record(row: ExportRow) -> dict[str, Any]:
         "reasons": list(screening.reasons),
         "policy_version": screening.policy_version,
         "audit": item.audit,
+        "double_review": item.double_review,
+        "kind": decision.kind,
         "decision": decision.decision,
         "note": decision.note,
+        "defects": list(decision.defects),
+        "blind": decision.blind,
         "reviewer": decision.actor,
         "reviewer_role": decision.actor_role,
         "decided_at": decision.created_at.isoformat(),
         "superseded": row.superseded,
+        "withdrawn": row.withdrawn,
     }
 
 
 def export_lines(
-    sessions: async_sessionmaker[AsyncSession], principal: Principal, *, after: int = 0
+    sessions: async_sessionmaker[AsyncSession],
+    principal: Principal,
+    *,
+    after: int = 0,
+    blind_mode: BlindMode = "audit",
 ) -> AsyncIterator[bytes]:
-    """The JSONL lines of every decision with an id above `after`. The role is checked
-    here, before the first line: a refusal must come before a response starts."""
+    """The JSONL lines of every decision with an id above `after` that `principal` may see
+    (see the module docstring). The role is checked here, before the first line: a
+    refusal must come before a response starts."""
     require_role(principal, AccessRole.REVIEWER)
-    return _lines(sessions, after)
+    return _lines(sessions, after, lambda row: _shown(row, principal, blind_mode))
 
 
-async def _lines(sessions: async_sessionmaker[AsyncSession], after: int) -> AsyncIterator[bytes]:
+async def _lines(
+    sessions: async_sessionmaker[AsyncSession], after: int, shown: Callable[[ExportRow], bool]
+) -> AsyncIterator[bytes]:
     while True:
         # A short session per page: the stream may take long, a transaction must not.
         async with sessions() as session:
             page = await decisions.export_page(session, after=after, limit=EXPORT_PAGE)
-        if page:
-            yield b"".join(_line(row) for row in page)
-        if len(page) < EXPORT_PAGE:
+        lines = b"".join(_line(row) for row in page if shown(row))
+        if lines:
+            yield lines
+        # A page holds every line of its decisions: fewer decisions than asked, the end.
+        if len({row.decision.id for row in page}) < EXPORT_PAGE:
             return
         after = page[-1].decision.id
+
+
+def _shown(row: ExportRow, principal: Principal, mode: BlindMode) -> bool:
+    status = QueueStatus(row.item.status)
+    if principal.role is AccessRole.ADMIN:
+        return True
+    blind = blind_for(
+        principal, mode, audit=row.item.audit, resolved=status is QueueStatus.RESOLVED
+    )
+    return not blind and status is not QueueStatus.AWAITING_SECOND
 
 
 def _line(row: ExportRow) -> bytes:

@@ -2,7 +2,11 @@
 
 Every `needs_review` outcome is queued with its reasons. A `passed` or `flagged` outcome is
 queued as an audit with probability FAITHSCREEN_AUDIT_RATE: audits are how the false-pass
-rate gets measured. The random source is a parameter so tests can fix it.
+rate gets measured. A new item needs two people's decisions with probability
+FAITHSCREEN_REVIEW_DOUBLE_RATE (default 0: a team of one is never stuck), which measures
+whether people agree. One pair, one question: a screening whose pair has an unresolved
+item joins it instead (repositories/queue_items.add_many). The random source is a
+parameter so tests can fix it.
 """
 
 from __future__ import annotations
@@ -36,14 +40,21 @@ def queue_item(
     batch_id: str | None,
     *,
     audit_rate: float,
+    double_rate: float = 0.0,
     rng: Rng = random.random,
 ) -> NewQueueItem | None:
-    """The queue item this outcome calls for, or None (see `queue_as`)."""
+    """The queue item this outcome calls for, or None (see `queue_as`). Double review is
+    drawn after the audit, and only at a rate above 0 (so a fixed sequence of draws means
+    the same audits whatever the double rate)."""
     kind = queue_as(outcome, audit_rate=audit_rate, rng=rng)
     if kind is None:
         return None
     return NewQueueItem(
-        screening_id=screening_id, reasons=list(reasons), audit=kind == "audit", batch_id=batch_id
+        screening_id=screening_id,
+        reasons=list(reasons),
+        audit=kind == "audit",
+        batch_id=batch_id,
+        double_review=double_rate > 0 and rng() < double_rate,
     )
 
 
@@ -54,20 +65,23 @@ async def queue_for_review(
     reasons: Sequence[str],
     *,
     audit_rate: float,
+    double_rate: float = 0.0,
     rng: Rng = random.random,
 ) -> bool:
-    """Queue the screening if its outcome calls for it; True if an item was added (a
-    screening already queued, say by a re-run job, gets no second item)."""
-    kind = queue_as(outcome, audit_rate=audit_rate, rng=rng)
-    if kind is None:
-        return False
-    new = NewQueueItem(
-        screening_id=screening_id,
-        reasons=list(reasons),
-        audit=kind == "audit",
-        batch_id=await queue_items.batch_of(session, screening_id),
+    """Queue the screening if its outcome calls for it; True if it now waits on an item
+    (a new one, or its pair's unresolved one), False if not queued or already waiting
+    (a re-run job, say)."""
+    batch_id = await queue_items.batch_of(session, screening_id)
+    new = queue_item(
+        screening_id,
+        outcome,
+        reasons,
+        batch_id,
+        audit_rate=audit_rate,
+        double_rate=double_rate,
+        rng=rng,
     )
-    return await queue_items.add(session, new)
+    return new is not None and await queue_items.add(session, new)
 
 
 class DecidedScreening(Protocol):
@@ -88,15 +102,22 @@ async def queue_many(
     decided: Iterable[DecidedScreening],
     *,
     audit_rate: float,
+    double_rate: float = 0.0,
     rng: Rng = random.random,
 ) -> int:
     """Bulk `queue_for_review` for new screenings (those without an outcome are skipped);
-    returns how many items were added."""
+    returns how many now wait on an item."""
     items = (
-        queue_item(s.id, s.outcome, s.reasons, s.batch_id, audit_rate=audit_rate, rng=rng)
+        queue_item(
+            s.id,
+            s.outcome,
+            s.reasons,
+            s.batch_id,
+            audit_rate=audit_rate,
+            double_rate=double_rate,
+            rng=rng,
+        )
         for s in decided
         if s.outcome is not None
     )
-    new = [item for item in items if item is not None]
-    await queue_items.add_many(session, new)
-    return len(new)
+    return await queue_items.add_many(session, [item for item in items if item is not None])

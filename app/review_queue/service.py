@@ -1,62 +1,100 @@
-"""The reviewers' side of the queue: list, read, claim, release, decide, reopen.
+"""The reviewers' side of the queue: list, read, claim, release, decide, undo, adjudicate,
+reopen, and the pairs decided both ways.
 
 Every function takes the request's session (the caller commits) and the acting
 Principal, checks the principal's access role itself (so the API and the reviewer web page
-enforce the same rules), and raises AppError with the HTTP meaning of a refusal:
+enforce the same rules), and raises AppError with the HTTP meaning of a refusal. What a
+transition may do is app/review_queue/transitions.py's to say (read its docstring for the
+statuses); here the item is locked, asked about, and the step stored:
 
-- 404 `not_found`: no such item.
-- 403 `forbidden`: the role is not enough (reviewer for all; admin to reopen).
-- 409 `claimed_by_other`: another reviewer holds a live claim (claim, decide).
-- 409 `not_claimed`: deciding an item one does not hold, or releasing an unclaimed one.
-- 403 `not_claim_holder`: releasing another reviewer's claim (only an admin may).
-- 409 `already_resolved`: claiming or deciding a resolved item (an admin may reopen it).
-- 409 `not_resolved`: reopening an item that is not resolved.
+- 404 `not_found`: no such item. 403 `forbidden`: the role is not enough (reviewer for
+  all; admin to reopen and adjudicate).
+- 409 `claimed_by_other`, `not_claimed`, `already_resolved`, `not_resolved`, `disputed`
+  (only an admin's adjudication settles it), `not_disputed`, `needs_another_reviewer` (a
+  double review's second decision by its first person), `nothing_to_undo`,
+  `undo_window_passed`, `pair_has_open_item` (undo or reopen while another item of the
+  pair is unresolved). 403 `not_claim_holder`: releasing another reviewer's claim.
+- 422 `unknown_defect` (with `allowed`), `defects_need_mismatch`,
+  `note_or_defects_required`, `note_required`, `final_decision_required`.
 
 Deciding without holding the claim is a 409, not a 403: no role may do it, and the
 caller can fix it by claiming. A claim whose lease lapsed still lets its holder decide
-until another reviewer takes the item (see repositories/queue_items.resolve).
+until another reviewer takes the item.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy.engine import Row
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.errors import require_role
 from app.auth.principal import AccessRole, Principal
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
-from app.models.decision import Decision, DecisionKind, DecisionValue
+from app.models.decision import Decision, DecisionValue
 from app.models.queue_item import QueueItem, QueueStatus
 from app.models.rescore import RulingRow
 from app.models.screening import Screening
-from app.repositories import decisions, queue_items, rescores, screenings
+from app.repositories import decision_conflicts, decisions, queue_items, rescores, screenings
+from app.repositories.decision_conflicts import PairConflict
 from app.repositories.queue_items import QueueFilters, effective_status
+from app.review_queue import transitions
+from app.review_queue.transitions import Step
+from app.review_queue.visibility import BlindMode
+from app.settings import Settings
 
 __all__ = [
+    "ConflictPage",
+    "Decided",
     "ItemDetail",
     "QueueEntry",
     "QueueFilters",
     "QueuePage",
+    "ReviewRules",
+    "adjudicate",
     "claim",
+    "conflicts",
     "decide",
     "get_item",
     "list_items",
     "release",
     "reopen",
+    "undo",
 ]
 
 
 @dataclass(frozen=True, slots=True)
+class ReviewRules:
+    """The settings a decision follows (FAITHSCREEN_REVIEW_BLIND, _UNDO_SECONDS and
+    _CLAIM_SECONDS); `of(settings)` reads them, the defaults are theirs."""
+
+    blind: BlindMode = "audit"
+    undo_seconds: float = 120.0
+    claim_seconds: float = 1800.0
+
+    @classmethod
+    def of(cls, settings: Settings) -> ReviewRules:
+        return cls(
+            blind=settings.review_blind,
+            undo_seconds=settings.review_undo_seconds,
+            claim_seconds=settings.review_claim_seconds,
+        )
+
+
+@dataclass(frozen=True, slots=True)
 class QueueEntry:
-    """An item (its screening loaded) and its status as of now: a lapsed claim is open."""
+    """An item (its screening loaded) and its status as of now: a lapsed claim is open.
+    `screening_ids`: every screening the item answers for, the opening one first."""
 
     item: QueueItem
     status: QueueStatus
+    screening_ids: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +116,20 @@ class ItemDetail:
     readings: list[Row[Any]] = field(default_factory=list)
 
 
+@dataclass(frozen=True, slots=True)
+class Decided:
+    """The row a decision, undo, adjudication or reopen added, and the item's status after."""
+
+    row: Decision
+    status: QueueStatus
+
+
+@dataclass(frozen=True, slots=True)
+class ConflictPage:
+    conflicts: list[PairConflict]
+    next_cursor: str | None
+
+
 async def list_items(
     session: AsyncSession,
     principal: Principal,
@@ -96,7 +148,9 @@ async def list_items(
         )
     except ValueError as error:
         raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
-    return QueuePage([QueueEntry(i, effective_status(i, now)) for i in items], next_cursor)
+    answering = await queue_items.screening_ids(session, [item.id for item in items])
+    entries = [_entry(item, now, answering[item.id]) for item in items]
+    return QueuePage(entries, next_cursor)
 
 
 async def get_item(
@@ -109,7 +163,8 @@ async def get_item(
         raise RuntimeError(f"queue item {item_id} names a missing screening")
     trail = await decisions.for_item(session, item_id)
     rulings, readings = await rescores.history(session, item.screening_id)
-    entry = QueueEntry(item, effective_status(item, now or utcnow()))
+    answering = (await queue_items.screening_ids(session, [item_id]))[item_id]
+    entry = _entry(item, now or utcnow(), answering)
     return ItemDetail(entry, screening, trail, rulings, readings)
 
 
@@ -122,15 +177,14 @@ async def claim(
     now: datetime | None = None,
 ) -> QueueEntry:
     """Hold the item for `claim_seconds` (FAITHSCREEN_REVIEW_CLAIM_SECONDS); the holder
-    claiming again extends the claim; a lapsed claim can be taken by anyone."""
+    claiming again extends the claim; a lapsed claim can be taken by anyone; a double
+    review awaiting its second decision by anyone but its first person."""
     require_role(principal, AccessRole.REVIEWER)
     now = now or utcnow()
-    expires_at = now + timedelta(seconds=claim_seconds)
-    if not await queue_items.claim(
-        session, item_id, principal.name, expires_at=expires_at, now=now
-    ):
-        raise await _why_not_claimable(session, item_id)
-    return QueueEntry(await _existing(session, item_id), QueueStatus.CLAIMED)
+    item, trail = await _locked(session, item_id)
+    step = transitions.claim(item, trail, principal.name, now=now, seconds=claim_seconds)
+    await _move(session, item, step, now)
+    return await _current(session, item_id, now)
 
 
 async def release(
@@ -138,18 +192,10 @@ async def release(
 ) -> QueueEntry:
     """Give the claim back (the holder, or an admin for anyone's claim)."""
     require_role(principal, AccessRole.REVIEWER)
-    holder = None if principal.allows(AccessRole.ADMIN) else principal.name
-    if not await queue_items.release(session, item_id, holder=holder, now=now or utcnow()):
-        item = await _existing(session, item_id)
-        if item.status != QueueStatus.CLAIMED:
-            raise AppError(409, "not_claimed", f"queue item {item_id} is not claimed")
-        raise AppError(
-            403,
-            "not_claim_holder",
-            f"queue item {item_id} is claimed by '{item.claimed_by}'; "
-            "only its holder or an admin may release it",
-        )
-    return QueueEntry(await _existing(session, item_id), QueueStatus.OPEN)
+    now = now or utcnow()
+    item, _ = await _locked(session, item_id)
+    await _move(session, item, transitions.release(item, principal), now)
+    return await _current(session, item_id, now)
 
 
 async def decide(
@@ -159,18 +205,67 @@ async def decide(
     decision: DecisionValue,
     note: str = "",
     *,
+    defects: Iterable[str] = (),
+    rules: ReviewRules | None = None,
     now: datetime | None = None,
-) -> Decision:
-    """Record the claimant's decision: the item is resolved, the trail gains a row, and
-    the screening's `final_decision` is set (its outcome is never changed)."""
+) -> Decided:
+    """Record the claimant's decision. Faithful or mismatch resolves the item (each
+    screening it answers for takes it as `final_decision`; outcomes never change), or, on
+    a double review, awaits a second person (then agreement resolves it, disagreement
+    makes it `disputed`). `unsure` records the doubt and gives the item back to the queue.
+    The row records whether it was decided blind, and when the claim began."""
     require_role(principal, AccessRole.REVIEWER)
+    choice = transitions.choose(decision, note, defects)
     now = now or utcnow()
-    if not await queue_items.resolve(session, item_id, principal.name, now=now):
-        raise await _why_not_decidable(session, item_id, now)
-    item = await _existing(session, item_id)
-    row = await _append(session, item, principal, DecisionKind.DECISION, decision, note, now)
-    await decisions.set_final_decision(session, item.screening_id, decision.value, at=now)
-    return row
+    item, trail = await _locked(session, item_id)
+    mode = (rules or ReviewRules()).blind
+    step = transitions.decide(item, trail, principal, choice, now=now, blind_mode=mode)
+    return await _store(session, principal, item, step, now)
+
+
+async def undo(
+    session: AsyncSession,
+    principal: Principal,
+    item_id: int,
+    *,
+    rules: ReviewRules | None = None,
+    now: datetime | None = None,
+) -> Decided:
+    """The decider withdraws their decision within FAITHSCREEN_REVIEW_UNDO_SECONDS: the
+    trail gains a `withdrawal` (nothing is deleted) and the item is theirs again, claimed,
+    as it was before they decided."""
+    require_role(principal, AccessRole.REVIEWER)
+    rules = rules or ReviewRules()
+    now = now or utcnow()
+    item, trail = await _locked(session, item_id)
+    step = transitions.undo(
+        item,
+        trail,
+        principal,
+        now=now,
+        window_seconds=rules.undo_seconds,
+        claim_seconds=rules.claim_seconds,
+    )
+    return await _store(session, principal, item, step, now)
+
+
+async def adjudicate(
+    session: AsyncSession,
+    principal: Principal,
+    item_id: int,
+    decision: DecisionValue,
+    note: str = "",
+    *,
+    defects: Iterable[str] = (),
+    now: datetime | None = None,
+) -> Decided:
+    """An admin settles a disputed double review, without claiming it: resolved, and each
+    screening takes the adjudication as its final decision."""
+    require_role(principal, AccessRole.ADMIN)
+    choice = transitions.choose(decision, note, defects)
+    now = now or utcnow()
+    item, _ = await _locked(session, item_id)
+    return await _store(session, principal, item, transitions.adjudicate(item, choice), now)
 
 
 async def reopen(
@@ -180,40 +275,110 @@ async def reopen(
     note: str = "",
     *,
     now: datetime | None = None,
-) -> Decision:
+) -> Decided:
     """An admin sends a resolved item back to the queue: the trail gains a `reopen` row
-    (the earlier decision stays in it) and the screening's `final_decision` is cleared."""
+    (the earlier decisions stay in it) and its screenings' `final_decision` is cleared."""
     require_role(principal, AccessRole.ADMIN)
     now = now or utcnow()
-    if not await queue_items.reopen(session, item_id, now=now):
-        await _existing(session, item_id)
-        raise AppError(409, "not_resolved", f"queue item {item_id} is not resolved")
-    item = await _existing(session, item_id)
-    row = await _append(session, item, principal, DecisionKind.REOPEN, None, note, now)
-    await decisions.set_final_decision(session, item.screening_id, None, at=None)
-    return row
+    item, _ = await _locked(session, item_id)
+    return await _store(session, principal, item, transitions.reopen(item, note), now)
 
 
-async def _append(
-    session: AsyncSession,
-    item: QueueItem,
-    principal: Principal,
-    kind: DecisionKind,
-    decision: DecisionValue | None,
-    note: str,
-    now: datetime,
-) -> Decision:
-    return await decisions.add(
+async def conflicts(
+    session: AsyncSession, principal: Principal, *, cursor: str | None = None, limit: int = 50
+) -> ConflictPage:
+    """Pairs whose screenings were decided both faithful and mismatch, on different items
+    over time, oldest pair first."""
+    require_role(principal, AccessRole.REVIEWER)
+    try:
+        found, next_cursor = await decision_conflicts.page(session, cursor=cursor, limit=limit)
+    except ValueError as error:
+        raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
+    return ConflictPage(found, next_cursor)
+
+
+# ---- Storing a step ------------------------------------------------------------------------
+
+
+async def _locked(session: AsyncSession, item_id: int) -> tuple[QueueItem, list[Decision]]:
+    item = await queue_items.lock(session, item_id)
+    if item is None:
+        raise NotFound("queue item", item_id)
+    return item, await decisions.for_item(session, item_id)
+
+
+async def _store(
+    session: AsyncSession, principal: Principal, item: QueueItem, step: Step, now: datetime
+) -> Decided:
+    await _move(session, item, step, now)
+    if step.row is None:  # every step that decides, undoes or reopens appends a row
+        raise RuntimeError("a stored step must add a trail row")
+    new = step.row
+    row = await decisions.add(
         session,
         queue_item_id=item.id,
         screening_id=item.screening_id,
-        kind=kind,
-        decision=decision.value if decision is not None else None,
-        note=note,
+        kind=new.kind,
+        decision=new.decision.value if new.decision is not None else None,
+        note=new.note,
+        defects=new.defects,
+        blind=new.blind,
+        claimed_at=new.claimed_at,
+        withdraws_id=new.withdraws_id,
         actor=principal.name,
         actor_role=principal.role.value,
         at=now,
     )
+    if step.resolves is not None or step.unresolves:
+        answering = (await queue_items.screening_ids(session, [item.id]))[item.id]
+        final = step.resolves.value if step.resolves is not None else None
+        at = now if step.resolves is not None else None
+        await decisions.set_final_decisions(session, answering, final, at=at)
+    return Decided(row, step.status)
+
+
+async def _move(session: AsyncSession, item: QueueItem, step: Step, now: datetime) -> None:
+    if step.unresolves:
+        await _refuse_second_open_item(session, item)
+    try:
+        await queue_items.move(
+            session,
+            item.id,
+            step.status,
+            step.claim,
+            now=now,
+            resolving=step.resolves is not None,
+            unresolving=step.unresolves,
+        )
+    except IntegrityError as error:
+        # Another item of the pair was queued between the check and this update.
+        raise _pair_has_open_item(item, None) from error
+
+
+async def _refuse_second_open_item(session: AsyncSession, item: QueueItem) -> None:
+    other = await queue_items.unresolved_of_pair(session, item.pair_id, other_than=item.id)
+    if other is not None:
+        raise _pair_has_open_item(item, other)
+
+
+def _pair_has_open_item(item: QueueItem, other: int | None) -> AppError:
+    which = f"queue item {other}" if other is not None else "another queue item"
+    return AppError(
+        409,
+        "pair_has_open_item",
+        f"queue item {item.id} cannot leave `resolved`: its pair is waiting on {which} "
+        "since (one pair, one question); decide it there",
+    )
+
+
+def _entry(item: QueueItem, now: datetime, answering: Iterable[str]) -> QueueEntry:
+    return QueueEntry(item, effective_status(item, now), tuple(answering))
+
+
+async def _current(session: AsyncSession, item_id: int, now: datetime) -> QueueEntry:
+    item = await _existing(session, item_id)
+    answering = (await queue_items.screening_ids(session, [item_id]))[item_id]
+    return _entry(item, now, answering)
 
 
 async def _existing(session: AsyncSession, item_id: int) -> QueueItem:
@@ -221,38 +386,3 @@ async def _existing(session: AsyncSession, item_id: int) -> QueueItem:
     if item is None:
         raise NotFound("queue item", item_id)
     return item
-
-
-async def _why_not_claimable(session: AsyncSession, item_id: int) -> AppError:
-    item = await _existing(session, item_id)
-    if item.status == QueueStatus.RESOLVED:
-        return _already_resolved(item)
-    return _claimed_by_other(item)
-
-
-async def _why_not_decidable(session: AsyncSession, item_id: int, now: datetime) -> AppError:
-    item = await _existing(session, item_id)
-    if item.status == QueueStatus.RESOLVED:
-        return _already_resolved(item)
-    if effective_status(item, now) is QueueStatus.CLAIMED:
-        return _claimed_by_other(item)
-    return AppError(
-        409, "not_claimed", f"queue item {item_id} is not claimed by you: claim it first"
-    )
-
-
-def _already_resolved(item: QueueItem) -> AppError:
-    return AppError(
-        409,
-        "already_resolved",
-        f"queue item {item.id} is resolved; decisions are final unless an admin reopens it",
-    )
-
-
-def _claimed_by_other(item: QueueItem) -> AppError:
-    until = item.claim_expires_at.isoformat() if item.claim_expires_at else "?"
-    return AppError(
-        409,
-        "claimed_by_other",
-        f"queue item {item.id} is claimed by '{item.claimed_by}' until {until}",
-    )

@@ -3,10 +3,13 @@ made through the real key service, and pairs whose supplied replies end in each 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from typing import Any
 
 import httpx2
+from sqlalchemy import text
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth import service
 from app.auth.principal import AccessRole
@@ -85,3 +88,22 @@ def error_code(response: httpx2.Response, status: int) -> str:
     assert set(body) == {"error"} and body["error"]["message"], body
     code: str = body["error"]["code"]
     return code
+
+
+async def wait_until_blocked(sessions: async_sessionmaker[AsyncSession]) -> None:
+    """On PostgreSQL, poll (10 s at most) until a session of this database waits on a lock.
+    SQLite shows no such thing: there the race may run in either order, and either way
+    only one side may win."""
+    async with sessions() as session:
+        if session.get_bind().dialect.name != "postgresql":
+            return
+        waiting = text(
+            "SELECT count(*) FROM pg_stat_activity "
+            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
+        )
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            if (await session.execute(waiting)).scalar_one():
+                return
+            await session.rollback()  # a fresh snapshot of pg_stat_activity for the next look
+        raise AssertionError("the racing transaction never waited for the first one's lock")

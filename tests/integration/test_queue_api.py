@@ -130,7 +130,7 @@ async def test_the_decision_trail(review: Review) -> None:
     item = f"/v1/queue/{item_id}"
     assert (
         error_code(
-            await review.post(review.alice, f"{item}/decision", {"decision": "mismatch"}), 409
+            await review.post(review.alice, f"{item}/decision", {"decision": "faithful"}), 409
         )
         == "not_claimed"
     )

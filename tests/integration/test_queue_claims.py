@@ -10,7 +10,6 @@ from datetime import timedelta
 
 import httpx2
 import pytest
-from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth.principal import AccessRole, Principal
@@ -21,7 +20,13 @@ from app.repositories import queue_items
 from app.review_queue import service
 from app.settings import Settings
 from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import bearer, error_code, make_key, submit
+from tests.integration.queue_support import (
+    bearer,
+    error_code,
+    make_key,
+    submit,
+    wait_until_blocked,
+)
 from tests.integration.queue_support import queue_items as list_queue
 
 ALICE = Principal("alice", AccessRole.REVIEWER)
@@ -75,41 +80,23 @@ async def test_a_claim_racing_an_uncommitted_claim_waits_and_loses(
 ) -> None:
     (item_id,) = await seed_items(api, 1)
     now = utcnow()
-    later = now + timedelta(minutes=30)
     async with session_factory() as first, session_factory() as second:
-        assert await queue_items.claim(first, item_id, "alice", expires_at=later, now=now)
+        await service.claim(first, ALICE, item_id, claim_seconds=1800, now=now)
         # The second claim starts while the first is uncommitted: it must wait for it (a
         # row lock on PostgreSQL, the write lock on SQLite), then see the item taken.
         racing = asyncio.create_task(
-            queue_items.claim(second, item_id, "bob", expires_at=later, now=now)
+            service.claim(second, BOB, item_id, claim_seconds=1800, now=now)
         )
         await wait_until_blocked(session_factory)
         assert not racing.done()
         await first.commit()
-        assert await racing is False
-        await second.commit()
+        with pytest.raises(AppError) as lost:
+            await racing
+        assert lost.value.code == "claimed_by_other"
+        await second.rollback()
     async with session_factory() as session:
         item = await queue_items.get(session, item_id)
     assert item is not None and item.claimed_by == "alice"
-
-
-async def wait_until_blocked(sessions: async_sessionmaker[AsyncSession]) -> None:
-    """On PostgreSQL, poll (10 s at most) until a session of this database waits on a lock.
-    SQLite shows no such thing: there the race may run in either order, and either way
-    only one claim may win."""
-    async with sessions() as session:
-        if session.get_bind().dialect.name != "postgresql":
-            return
-        waiting = text(
-            "SELECT count(*) FROM pg_stat_activity "
-            "WHERE datname = current_database() AND wait_event_type = 'Lock'"
-        )
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            if (await session.execute(waiting)).scalar_one():
-                return
-            await session.rollback()  # a fresh snapshot of pg_stat_activity for the next look
-        raise AssertionError("the racing claim never waited for the first one's lock")
 
 
 async def test_a_lapsed_claim_can_be_taken_and_a_reclaim_extends(
@@ -155,8 +142,10 @@ async def test_a_lapsed_claim_still_lets_its_holder_decide_until_taken(
         late = t0 + timedelta(hours=2)
         page = await service.list_items(session, BOB, now=late)
         assert [e.status.value for e in page.entries] == ["open"]  # lapsed: listed as open
-        row = await service.decide(session, ALICE, item_id, DecisionValue.MISMATCH, "x", now=late)
-        assert (row.actor, row.decision) == ("alice", "mismatch")
+        decided = await service.decide(
+            session, ALICE, item_id, DecisionValue.MISMATCH, "x", now=late
+        )
+        assert (decided.row.actor, decided.row.decision) == ("alice", "mismatch")
         await session.commit()
 
 

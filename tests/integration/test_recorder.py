@@ -209,8 +209,8 @@ async def test_bulk_queueing_skips_a_screening_that_has_an_item(session_factory:
         )
 
     async with session_factory() as session:
-        await queue_items.add_many_unless_queued(session, [item(first, ["a"])])
-        await queue_items.add_many_unless_queued(session, [item(first, ["b"]), item(second, ["c"])])
+        await queue_items.add_many(session, [item(first, ["a"])])
+        await queue_items.add_many(session, [item(first, ["b"]), item(second, ["c"])])
         await session.commit()
     assert await queue(session_factory) == sorted(
         [(first.screening_id, False, None, ["a"]), (second.screening_id, False, None, ["c"])]

@@ -31,7 +31,7 @@ from typer.testing import CliRunner
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
 from app.models.decision import DecisionKind
-from app.models.queue_item import QueueItem
+from app.models.queue_item import Claim, QueueItem, QueueStatus
 from app.repositories import batches, decisions, pairs, queue_items, reviews, screenings
 from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
@@ -133,14 +133,15 @@ async def _decide(
         await session.execute(select(QueueItem.id).where(QueueItem.screening_id == screening_id))
     ).scalar_one()
     now = datetime.now(UTC)
-    await queue_items.claim(session, item_id, "ada", expires_at=now + timedelta(hours=1), now=now)
+    held = Claim("ada", now + timedelta(hours=1), now)
+    await queue_items.move(session, item_id, QueueStatus.CLAIMED, held, now=now)
     await _trail(session, item_id, screening_id, DecisionKind.DECISION, spec["decided"], now)
     await decisions.set_final_decision(session, screening_id, spec["decided"], at=now)
-    assert await queue_items.resolve(session, item_id, "ada", now=now)
+    await queue_items.move(session, item_id, QueueStatus.RESOLVED, None, now=now, resolving=True)
     if spec.get("reopened"):
         await _trail(session, item_id, screening_id, DecisionKind.REOPEN, None, now)
         await decisions.set_final_decision(session, screening_id, None, at=None)
-        assert await queue_items.reopen(session, item_id, now=now)
+        await queue_items.move(session, item_id, QueueStatus.OPEN, None, now=now, unresolving=True)
 
 
 async def _trail(

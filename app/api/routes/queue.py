@@ -1,5 +1,6 @@
-"""/v1/queue (reviewers work the review queue) and /v1/decisions/export (the labelled
-dataset). The rules live in app/review_queue/service.py; these handlers translate."""
+"""/v1/queue (reviewers work the review queue), /v1/decisions/export (the labelled
+dataset) and /v1/decisions/conflicts (pairs decided both ways). The rules live in
+app/review_queue/service.py and transitions.py; these handlers translate."""
 
 from __future__ import annotations
 
@@ -8,9 +9,10 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import StreamingResponse
 
+from app.api.decision_schemas import ConflictPageOut, DecidedOut
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.queue_schemas import (
-    DecisionOut,
+    AdjudicationRequest,
     DecisionRequest,
     QueueItemOut,
     QueueItemSummary,
@@ -25,13 +27,14 @@ from app.models.queue_item import QueueStatus
 from app.repositories.keyset import MAX_INTEGER_ID
 from app.review_queue import service
 from app.review_queue.export import export_lines
-from app.review_queue.service import QueueFilters
+from app.review_queue.service import QueueFilters, ReviewRules
 
 router = APIRouter(
     tags=["review queue"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
 )
 # Bodies are read after the key and role are checked (dependencies listed before them).
 DECISION_BODY = JsonBody(DecisionRequest)
+ADJUDICATION_BODY = JsonBody(AdjudicationRequest)
 REOPEN_BODY = JsonBody(ReopenRequest, optional=True)
 
 # Item ids are 32-bit integers in the database; a larger number can name no item.
@@ -43,8 +46,12 @@ REASON_DOC = (
 EXPORT_DOC: dict[int | str, dict[str, Any]] = {
     200: {
         "content": {"application/x-ndjson": {}},
-        "description": "One JSON object a line: the pair, screening id, outcome, reasons, "
-        "audit, decision, note, reviewer, time, and `superseded` (reopened later).",
+        "description": "One JSON object a line per decision (or adjudication) and screening "
+        "it applies to: the pair, screening id, outcome, reasons, audit, double_review, "
+        "kind, decision, note, defects, blind, reviewer, time, `superseded` (reopened, "
+        "adjudicated or withdrawn later) and `withdrawn`. A non-admin's export leaves out "
+        "decisions on items still blind to them and on double reviews awaiting their "
+        "second decision.",
     }
 }
 
@@ -104,7 +111,7 @@ async def release_queue_item(
 @router.post(
     "/v1/queue/{item_id}/decision",
     status_code=201,
-    response_model=DecisionOut,
+    response_model=DecidedOut,
     responses=error_responses(400, 404, 409, 413, 422),
     openapi_extra=DECISION_BODY.openapi_extra(),
 )
@@ -113,17 +120,74 @@ async def decide_queue_item(
     principal: ReviewerDep,
     body: Annotated[DecisionRequest, Depends(DECISION_BODY)],
     session: SessionDep,
-) -> DecisionOut:
-    """The claimant's decision: resolves the item and sets the screening's
-    `final_decision`. 409 unless the caller holds the claim, and for a resolved item."""
-    row = await service.decide(session, principal, item_id, body.decision, body.note)
-    return DecisionOut.of(row)
+    runtime: RuntimeDep,
+) -> DecidedOut:
+    """The claimant's decision. `faithful` or `mismatch` resolves the item and sets
+    `final_decision` on every screening it answers for (outcomes never change); on a
+    double review the first awaits a second person's (`awaiting_second`), whose agreement
+    resolves it and disagreement makes it `disputed`, for an admin to adjudicate.
+    `unsure` records the doubt and gives the item back to the queue. 409 unless the caller
+    holds the claim, for a resolved or disputed item, and for a double review's second
+    decision by its first person (`needs_another_reviewer`); 422 for an unknown defect
+    (`unknown_defect`, listing the `allowed` ones), a mismatch with neither note nor
+    defect (`note_or_defects_required`), `unsure` without a note (`note_required`),
+    `faithful` with defects (`defects_need_mismatch`)."""
+    decided = await service.decide(
+        session,
+        principal,
+        item_id,
+        body.decision,
+        body.note,
+        defects=body.defects,
+        rules=ReviewRules.of(runtime.settings),
+    )
+    return DecidedOut.of_decided(decided)
+
+
+@router.post(
+    "/v1/queue/{item_id}/undo",
+    status_code=201,
+    response_model=DecidedOut,
+    responses=error_responses(404, 409),
+)
+async def undo_queue_decision(
+    item_id: ItemId, principal: ReviewerDep, session: SessionDep, runtime: RuntimeDep
+) -> DecidedOut:
+    """Withdraw your decision, the latest row of the item's trail, within
+    FAITHSCREEN_REVIEW_UNDO_SECONDS of making it: the trail gains a `withdrawal` row
+    (nothing is deleted), a final decision it set is cleared, and the item is yours again,
+    claimed, as it was before. 409 `undo_window_passed` later, `nothing_to_undo` when the
+    latest row is not your decision, `claimed_by_other` when someone took the item since,
+    `pair_has_open_item` when a newer item of the pair waits since."""
+    rules = ReviewRules.of(runtime.settings)
+    return DecidedOut.of_decided(await service.undo(session, principal, item_id, rules=rules))
+
+
+@router.post(
+    "/v1/queue/{item_id}/adjudicate",
+    status_code=201,
+    response_model=DecidedOut,
+    responses=error_responses(400, 403, 404, 409, 413, 422),
+    openapi_extra=ADJUDICATION_BODY.openapi_extra(),
+)
+async def adjudicate_queue_item(
+    item_id: ItemId,
+    principal: AdminDep,
+    body: Annotated[AdjudicationRequest, Depends(ADJUDICATION_BODY)],
+    session: SessionDep,
+) -> DecidedOut:
+    """Admin only, no claim needed: settle a `disputed` double review (409 `not_disputed`
+    otherwise). Resolves the item and sets every screening's `final_decision`."""
+    decided = await service.adjudicate(
+        session, principal, item_id, body.decision, body.note, defects=body.defects
+    )
+    return DecidedOut.of_decided(decided)
 
 
 @router.post(
     "/v1/queue/{item_id}/reopen",
     status_code=201,
-    response_model=DecisionOut,
+    response_model=DecidedOut,
     responses=error_responses(400, 403, 404, 409, 413, 422),
     openapi_extra=REOPEN_BODY.openapi_extra(),
 )
@@ -132,10 +196,27 @@ async def reopen_queue_item(
     principal: AdminDep,
     body: Annotated[ReopenRequest | None, Depends(REOPEN_BODY)],
     session: SessionDep,
-) -> DecisionOut:
-    """Admin only: back to open, `final_decision` cleared; the trail keeps everything."""
+) -> DecidedOut:
+    """Admin only: back to open, `final_decision` cleared on its screenings; the trail
+    keeps everything. 409 `pair_has_open_item` while a newer item of the pair waits."""
     note = body.note if body is not None else ""
-    return DecisionOut.of(await service.reopen(session, principal, item_id, note))
+    return DecidedOut.of_decided(await service.reopen(session, principal, item_id, note))
+
+
+@router.get(
+    "/v1/decisions/conflicts", response_model=ConflictPageOut, responses=error_responses(422)
+)
+async def decision_conflicts(
+    session: SessionDep,
+    principal: ReviewerDep,
+    cursor: Annotated[str | None, Query(max_length=200)] = None,
+    limit: Annotated[int, Query(ge=1, le=500)] = 50,
+) -> ConflictPageOut:
+    """Pairs (the same informal, formal and header) whose screenings were given both
+    `faithful` and `mismatch` as final decisions, on queue items resolved at different
+    times; oldest pair first, follow `next_cursor`."""
+    page = await service.conflicts(session, principal, cursor=cursor, limit=limit)
+    return ConflictPageOut.of(page)
 
 
 @router.get("/v1/decisions/export", response_class=StreamingResponse, responses=EXPORT_DOC)
@@ -147,5 +228,6 @@ async def export_decisions(
     ] = 0,
 ) -> StreamingResponse:
     """Every decision as JSONL, oldest first, streamed page by page."""
-    lines = export_lines(runtime.sessions, principal, after=after)
+    blind = runtime.settings.review_blind
+    lines = export_lines(runtime.sessions, principal, after=after, blind_mode=blind)
     return StreamingResponse(lines, media_type="application/x-ndjson")

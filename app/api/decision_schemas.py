@@ -1,0 +1,80 @@
+"""Answers of the decision endpoints (decide, undo, adjudicate, reopen) and of
+/v1/decisions/conflicts. Their request bodies are in queue_schemas.py."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from pydantic import BaseModel, Field
+
+from app.api.queue_schemas import DecisionOut
+from app.models.decision import DecisionValue
+from app.models.queue_item import QueueStatus
+from app.repositories.decision_conflicts import DecidedItem, PairConflict
+from app.review_queue.service import ConflictPage, Decided
+
+
+class DecidedOut(DecisionOut):
+    """The row the trail gained, and where the item is now."""
+
+    item_status: QueueStatus = Field(
+        description="`resolved`; `awaiting_second` after a double review's first decision; "
+        "`disputed` when its second disagrees; `open` after `unsure` (or `awaiting_second` "
+        "if it was); `claimed` (by you) after an undo."
+    )
+
+    @classmethod
+    def of_decided(cls, decided: Decided) -> DecidedOut:
+        return cls(**DecisionOut.of(decided.row).model_dump(), item_status=decided.status)
+
+
+class DecidedItemOut(BaseModel):
+    queue_item_id: int
+    decision: DecisionValue
+    decided_by: str = Field(description="Who resolved it (an adjudication's admin included).")
+    decided_at: datetime
+    screening_ids: list[str] = Field(description="The screenings it answers for.")
+
+    @classmethod
+    def of(cls, item: DecidedItem) -> DecidedItemOut:
+        return cls(
+            queue_item_id=item.queue_item_id,
+            decision=DecisionValue(item.decision),
+            decided_by=item.decided_by,
+            decided_at=item.decided_at,
+            screening_ids=item.screening_ids,
+        )
+
+
+class PairConflictOut(BaseModel):
+    pair_id: int
+    informal: str
+    formal: str
+    header: str
+    items: list[DecidedItemOut] = Field(
+        description="Its resolved queue items, oldest decision first: both final decisions "
+        "are among them."
+    )
+
+    @classmethod
+    def of(cls, conflict: PairConflict) -> PairConflictOut:
+        pair = conflict.pair
+        return cls(
+            pair_id=pair.id,
+            informal=pair.informal,
+            formal=pair.formal,
+            header=pair.header,
+            items=[DecidedItemOut.of(item) for item in conflict.items],
+        )
+
+
+class ConflictPageOut(BaseModel):
+    conflicts: list[PairConflictOut]
+    next_cursor: str | None = Field(
+        description="Pass as `cursor` for the next page; null at the end."
+    )
+
+    @classmethod
+    def of(cls, page: ConflictPage) -> ConflictPageOut:
+        conflicts = [PairConflictOut.of(conflict) for conflict in page.conflicts]
+        return cls(conflicts=conflicts, next_cursor=page.next_cursor)
