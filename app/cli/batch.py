@@ -40,6 +40,7 @@ from app.cli.pairs_file import (
 )
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
+from app.client import Backoff, Batch, Client, FaithScreenError
 from app.settings import mask_credentials_in_text
 
 EXIT_FAILURE = 1
@@ -49,6 +50,16 @@ NDJSON = "application/x-ndjson"
 HTTP_TIMEOUT = httpx2.Timeout(300.0, connect=5.0)
 # While waiting, how long the server may stay unreachable before submit gives up.
 UNREACHABLE_GRACE_SECONDS = 60.0
+# Submitting: a couple of quick retries; waiting: about UNREACHABLE_GRACE_SECONDS of them.
+SUBMIT_BACKOFF = Backoff(retries=2, first=0.5, cap=2.0)
+WAIT_BACKOFF = Backoff(retries=10, first=1.0, cap=8.0)
+STATUS_HINTS = {
+    401: f"pass --api-key or set {API_KEY_ENV}",
+    403: "this key's role may not do this; a submitter key is needed",
+    404: "is this a FaithScreen server with the batches API? Check --server",
+    409: "a new --idempotency-key (or --name) makes a new batch",
+    413: "split the file into smaller batches",
+}
 
 PairsArgument = Annotated[
     Path, typer.Argument(metavar="PAIRS.jsonl", help="One screening request per line.")
@@ -113,18 +124,73 @@ def submit_command(
     try:
         found = surveyed(pairs, skip_invalid=skip_invalid)
         key = idempotency_key or default_idempotency_key(found.digest, name, skip_invalid)
-        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
-        with httpx2.Client(base_url=server, timeout=HTTP_TIMEOUT, headers=headers) as client:
-            batch_id = post_batch(client, pairs, found, name, key)
+        client = Client(
+            server, api_key, timeout=HTTP_TIMEOUT, backoff=SUBMIT_BACKOFF, poll_seconds=poll_seconds
+        )
+        with client:
+            batch = submit_file(client, pairs, found, name, key)
             if out is not None or not wait:
-                print(batch_id, flush=True)
+                print(batch.id, flush=True)
             if wait:
-                typer.echo(f"batch {batch_id}: {found.total} pairs", err=True)
-                progress = wait_for_batch(client, batch_id, poll_seconds)
-                _write_server_results(client, batch_id, out)
-                conclude(progress)
+                typer.echo(f"batch {batch.id}: {found.total} pairs", err=True)
+                done = wait_with_progress(client, batch.id)
+                with results_sink(out) as sink:
+                    for line in served(client.batch_result_lines(batch.id), "reading results"):
+                        sink.write(line + b"\n")
+                conclude(done.model_dump(mode="json"))
     except CommandFailed as error:
         fail_command("submit", error)
+
+
+def submit_file(client: Client, pairs: Path, found: Survey, name: str | None, key: str) -> Batch:
+    """The file's valid lines as one batch; the lines the server refuses named."""
+    try:
+        return client.submit_batch_jsonl(ndjson_body(pairs, found), name=name, idempotency_key=key)
+    except FaithScreenError as error:
+        if error.status == 422 and error.details:
+            problems = found.intake_problems(error.details)
+            raise bad_lines(pairs, error.message, problems) from error
+        raise command_failed(error, "submitting the batch") from error
+
+
+def wait_with_progress(client: Client, batch_id: str) -> Batch:
+    """Until every item is done, showing progress; a server briefly away (restarting,
+    database 503) is waited for (WAIT_BACKOFF)."""
+    client.backoff = WAIT_BACKOFF
+    report = ProgressReport(sys.stderr, label=f"batch {batch_id}")
+
+    def show(batch: Batch) -> None:
+        report.update(Snapshot(batch.done, batch.total, batch.outcomes))
+
+    try:
+        done = client.wait_batch(batch_id, on_progress=show)
+    except FaithScreenError as error:
+        raise command_failed(error, f"reading /v1/batches/{batch_id}") from error
+    report.finish()
+    return done
+
+
+def served(lines: Iterator[bytes], doing: str) -> Iterator[bytes]:
+    try:
+        yield from lines
+    except FaithScreenError as error:
+        raise command_failed(error, doing) from error
+
+
+def command_failed(error: FaithScreenError, doing: str) -> CommandFailed:
+    """What failed and what to do about it, from the client's error."""
+    if error.status is None:
+        if isinstance(error.__cause__, httpx2.UnsupportedProtocol):
+            return CommandFailed("--server: give a URL like http://host:8000")
+        return CommandFailed(
+            f"{error.message.replace('cannot reach ', 'cannot reach the server at ', 1)}; "
+            "is `faithscreen serve` running there? Check --server."
+        )
+    hint = STATUS_HINTS.get(error.status)
+    suffix = f" ({hint})" if hint else ""
+    return CommandFailed(
+        f"{doing}: the server answered HTTP {error.status}: {error.message}{suffix}"
+    )
 
 
 def default_idempotency_key(digest: str, name: str | None, skip_invalid: bool = False) -> str:
@@ -240,13 +306,7 @@ def _check(response: httpx2.Response, doing: str) -> None:
         return
     message = _error_body(response).get("message") or response.text[:300]
     status = response.status_code
-    hint = {
-        401: f"pass --api-key or set {API_KEY_ENV}",
-        403: "this key's role may not do this; a submitter key is needed",
-        404: "is this a FaithScreen server with the batches API? Check --server",
-        409: "a new --idempotency-key (or --name) makes a new batch",
-        413: "split the file into smaller batches",
-    }.get(status)
+    hint = STATUS_HINTS.get(status)
     suffix = f" ({hint})" if hint else ""
     raise CommandFailed(f"{doing}: the server answered HTTP {status}: {message}{suffix}")
 

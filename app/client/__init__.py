@@ -27,6 +27,9 @@ Batches
         `items`: dicts shaped as the body of POST /v1/screenings, or ScreeningRequest.
         Without a key the client makes one, so a retried submission is recognised by
         the server as a repeat (the batch stored first), never screened twice.
+    submit_batch_jsonl(lines, *, name=None, idempotency_key=None) -> Batch
+        The same, the items as JSON Lines bytes, sent as given (what `faithscreen submit`
+        sends: the same file, the same bytes, so its default key finds the same batch).
     get_batch(id) -> Batch                   progress: done, outcomes, parse statuses
     list_batches(*, page_size=100) -> iterator of BatchListed
     wait_batch(id, *, timeout=None, on_progress=None) -> Batch

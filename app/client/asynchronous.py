@@ -145,6 +145,18 @@ class AsyncClient:
         accepted = calls.read(await self._send(call), BatchAccepted)
         return await self.get_batch(accepted.id)
 
+    async def submit_batch_jsonl(
+        self,
+        lines: bytes | Iterable[bytes],
+        *,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Batch:
+        """As submit_batch, the items given as JSON Lines bytes (a pairs file's lines)."""
+        call = calls.submit_batch_jsonl(lines, name, idempotency_key)
+        accepted = calls.read(await self._send(call), BatchAccepted)
+        return await self.get_batch(accepted.id)
+
     async def get_batch(self, batch_id: str) -> Batch:
         return calls.read(await self._send(calls.get_batch(batch_id)), Batch)
 
@@ -222,6 +234,7 @@ class AsyncClient:
             call.path,
             params=call.params,
             json=call.body,
+            content=call.content,
             headers=dict(call.headers),
         )
 

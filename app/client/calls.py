@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from app.client.errors import FaithScreenError
 from app.intake.requests import ScreeningRequest
+from app.settings import mask_credentials_in_text
 
 Model = TypeVar("Model", bound=BaseModel)
 NDJSON = "application/x-ndjson"
@@ -34,6 +35,7 @@ class Call:
     path: str
     params: Mapping[str, Any] | None = None
     body: Any = None
+    content: bytes | None = None
     headers: Mapping[str, str] = field(default_factory=dict)
     idempotent: bool = True
 
@@ -66,6 +68,8 @@ class Backoff:
 
 def retryable(call: Call, error: Exception | None, response: httpx2.Response | None) -> bool:
     """Whether this failure is worth another attempt of `call`."""
+    if isinstance(error, httpx2.UnsupportedProtocol):
+        return False  # a URL without http:// or https:// stays so
     if error is not None:
         # A connection never made carried nothing; anything later may have been acted on.
         return call.idempotent or isinstance(error, (httpx2.ConnectError, httpx2.ConnectTimeout))
@@ -83,9 +87,9 @@ def answer(
 
 
 def unreachable(base_url: str, error: Exception) -> FaithScreenError:
-    return FaithScreenError(
-        None, "unreachable", f"cannot reach {base_url}: {type(error).__name__}: {error}"
-    )
+    # The URL (and the error's text, which may quote it) may carry user info.
+    where = mask_credentials_in_text(f"{base_url} ({type(error).__name__}: {error})")
+    return FaithScreenError(None, "unreachable", f"cannot reach {where}")
 
 
 def error_of(response: httpx2.Response) -> FaithScreenError:
@@ -177,6 +181,22 @@ def submit_batch(
         params={"name": name} if name is not None else None,
         body={"items": [batch_item(item) for item in items]},
         headers={"Idempotency-Key": key},
+    )
+
+
+def submit_batch_jsonl(
+    lines: bytes | Iterable[bytes], name: str | None, idempotency_key: str | None
+) -> Call:
+    """As submit_batch, with the body as JSON Lines (one request a line), sent as given:
+    the same file sends the same bytes, so a repeat with its key is recognised."""
+    content = lines if isinstance(lines, bytes) else b"".join(lines)
+    key = idempotency_key or f"client-{uuid.uuid4()}"
+    return Call(
+        "POST",
+        "/v1/batches",
+        params={"name": name} if name is not None else None,
+        content=content,
+        headers={"Idempotency-Key": key, "Content-Type": NDJSON},
     )
 
 

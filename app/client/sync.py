@@ -137,6 +137,18 @@ class Client:
         accepted = calls.read(self._send(call), BatchAccepted)
         return self.get_batch(accepted.id)
 
+    def submit_batch_jsonl(
+        self,
+        lines: bytes | Iterable[bytes],
+        *,
+        name: str | None = None,
+        idempotency_key: str | None = None,
+    ) -> Batch:
+        """As submit_batch, the items given as JSON Lines bytes (a pairs file's lines)."""
+        call = calls.submit_batch_jsonl(lines, name, idempotency_key)
+        accepted = calls.read(self._send(call), BatchAccepted)
+        return self.get_batch(accepted.id)
+
     def get_batch(self, batch_id: str) -> Batch:
         return calls.read(self._send(calls.get_batch(batch_id)), Batch)
 
@@ -210,6 +222,7 @@ class Client:
             call.path,
             params=call.params,
             json=call.body,
+            content=call.content,
             headers=dict(call.headers),
         )
 
