@@ -1,0 +1,76 @@
+"""A statement's text with its evidence findings' spans marked, for the item page. Pure.
+
+Findings point at `line` (1-based, lines end at LF) and the code-point columns
+`[column, end_column)` of one field of the pair (app/evidence/finding.Span). The text is
+written back exactly (escaped), with `<mark>` around each marked stretch, so what a
+person copies from the page is the statement itself; line numbers live in a gutter of
+their own for the same reason. A span past its line's end is cut at it; one on a line the
+text does not have, or of no width, marks nothing (the finding is still listed).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from html import escape
+from itertools import pairwise
+
+from markupsafe import Markup
+
+
+@dataclass(frozen=True, slots=True)
+class Mark:
+    """One finding's span in a text: `index` numbers the finding on the page."""
+
+    line: int
+    column: int
+    end_column: int
+    index: int
+    title: str
+    css: str
+
+
+def line_count(text: str) -> int:
+    return text.count("\n") + 1
+
+
+def gutter(text: str) -> str:
+    """The line numbers, one a line."""
+    return "\n".join(str(number) for number in range(1, line_count(text) + 1))
+
+
+def marked(text: str, marks: Sequence[Mark]) -> Markup:
+    """`text` escaped, each mark's stretch in a `<mark>` (overlaps split where they
+    meet, the stretch carrying every finding that covers it)."""
+    by_line: dict[int, list[Mark]] = {}
+    for mark in marks:
+        by_line.setdefault(mark.line, []).append(mark)
+    lines = text.split("\n")
+    return Markup("\n".join(_line(line, by_line.get(n, [])) for n, line in enumerate(lines, 1)))
+
+
+def _line(line: str, marks: list[Mark]) -> str:
+    spans = [(s, e, m) for m in marks for s, e in [_clamped(m, len(line))] if s < e]
+    if not spans:
+        return escape(line, quote=False)
+    cuts = sorted({0, len(line), *(s for s, _, _ in spans), *(e for _, e, _ in spans)})
+    pieces = []
+    for start, end in pairwise(cuts):
+        covering = [m for s, e, m in spans if s <= start and end <= e]
+        pieces.append(_piece(line[start:end], covering))
+    return "".join(pieces)
+
+
+def _clamped(mark: Mark, length: int) -> tuple[int, int]:
+    start = min(max(mark.column, 0), length)
+    return start, min(max(mark.end_column, start), length)
+
+
+def _piece(text: str, covering: list[Mark]) -> str:
+    body = escape(text, quote=False)
+    if not covering:
+        return body
+    title = escape("\n".join(m.title for m in covering))
+    css = " ".join(sorted({m.css for m in covering}))
+    indices = " ".join(str(m.index) for m in covering)
+    return f'<mark class="span {css}" data-findings="{indices}" title="{title}">{body}</mark>'

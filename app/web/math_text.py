@@ -1,0 +1,191 @@
+"""TeX in an informal statement shown as MathML, rendered on the server. Pure.
+
+The statement is split into plain text and TeX between `$...$`, `$$...$$`, `\\(...\\)` or
+`\\[...\\]`; each TeX part goes through latex2mathml and what comes out is parsed and
+written again from an allowlist of MathML elements and attributes. latex2mathml copies
+`\\text{...}` through unescaped and turns `\\href` and `\\style` into attributes, so its
+output is never put on the page as it stands. Whatever the allowlist cannot vouch for, and
+whatever could hide part of the statement from the person reading it (`\\phantom`, colours,
+negative or huge spaces, tiny sizes), shows as the raw TeX instead: fail closed, the
+reviewer always reads every character.
+
+The scan is one pass: each delimiter is looked for once (a missing closer is remembered),
+so a statement of unmatched `$` costs linear time; a TeX part longer than MAX_TEX_CHARS,
+or past the MAX_PARTS-th, stays raw, which bounds the converter's work per page.
+"""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Iterator
+from dataclasses import dataclass
+from html import escape
+
+from latex2mathml.converter import convert
+from markupsafe import Markup
+
+MAX_TEX_CHARS = 2_000
+MAX_PARTS = 200
+MAX_DEPTH = 60
+MATHML_NS = "{http://www.w3.org/1998/Math/MathML}"
+# (opener, closer, display): `$$` is looked for before `$`.
+DELIMITERS = (("$$", "$$", True), ("\\[", "\\]", True), ("\\(", "\\)", False), ("$", "$", False))
+# Written as words (SIM905 is for short lists): the allowlists read better than 60 lines.
+ELEMENTS = frozenset(
+    "math mrow mi mn mo ms mtext mspace msub msup msubsup mfrac msqrt mroot munder mover "  # noqa: SIM905
+    "munderover mtable mtr mtd mstyle menclose mmultiscripts mprescripts none".split()
+)
+# A small non-negative length (at most 9.9999em), alone or as a list (row spacings).
+_LENGTH = re.compile(r"(?:(?:\d(?:\.\d{1,4})?|\.\d{1,4})(?:em|ex)?\s*){1,8}")
+_WORDS = re.compile(r"[a-z0-9 .\-]{1,40}")
+_LENGTH_ATTRIBUTES = frozenset(
+    "width lspace rspace minsize maxsize linethickness columnspacing rowspacing".split()  # noqa: SIM905
+)
+_WORD_ATTRIBUTES = frozenset(
+    "display stretchy fence form separator accent accentunder movablelimits largeop symmetric "  # noqa: SIM905
+    "columnalign rowalign columnlines rowlines frame notation displaystyle mathvariant".split()
+)
+# scriptlevel above 2 shrinks text below what can be read.
+_SCRIPT_LEVELS = frozenset({"0", "1", "2"})
+
+
+@dataclass(frozen=True, slots=True)
+class Part:
+    """Plain text, or TeX (without its delimiters) with how it was written."""
+
+    text: str
+    tex: bool = False
+    display: bool = False
+    source: str = ""
+
+
+@dataclass(frozen=True, slots=True)
+class Rendered:
+    """The statement as HTML, and how many TeX parts became MathML."""
+
+    html: Markup
+    converted: int
+
+
+def parts(text: str) -> list[Part]:
+    """The statement split into plain text and TeX parts; joining their sources (plain
+    text is its own source) gives the text back."""
+    found: list[Part] = []
+    missing: set[str] = set()
+    plain_from, index = 0, 0
+    while index < len(text):
+        match = _delimited_at(text, index, missing)
+        if match is None:
+            index += 2 if text[index] == "\\" else 1
+            continue
+        end, part = match
+        if plain_from < index:
+            found.append(Part(text[plain_from:index]))
+        found.append(part)
+        plain_from = index = end
+    if plain_from < len(text):
+        found.append(Part(text[plain_from:]))
+    return found
+
+
+def _delimited_at(text: str, index: int, missing: set[str]) -> tuple[int, Part] | None:
+    """The TeX part opening at `index` and where it ends, or None."""
+    for opener, closer, display in DELIMITERS:
+        if not text.startswith(opener, index):
+            continue
+        if closer in missing:
+            return None
+        start = index + len(opener)
+        end = _closing(text, closer, start)
+        if end < 0:
+            missing.add(closer)
+            return None
+        body = text[start:end]
+        # `$ 5 and $ 10` over lines, or `$$` alone, is not mathematics.
+        if not body.strip() or (opener == "$" and "\n" in body):
+            return None
+        stop = end + len(closer)
+        return stop, Part(body, tex=True, display=display, source=text[index:stop])
+    return None
+
+
+def _closing(text: str, closer: str, start: int) -> int:
+    """Where `closer` first stands from `start`, a `\\$` (an escaped dollar) not counting."""
+    end = text.find(closer, start)
+    while end > 0 and closer[0] == "$" and text[end - 1] == "\\":
+        end = text.find(closer, end + 1)
+    return end
+
+
+def render(text: str) -> Rendered:
+    """The statement as HTML: plain text escaped, TeX as MathML where it can be trusted."""
+    pieces: list[str] = []
+    converted = tried = 0
+    for part in parts(text):
+        mathml = None
+        if part.tex and tried < MAX_PARTS:
+            tried += 1
+            mathml = _mathml(part)
+        if mathml is None:
+            pieces.append(escape(part.source if part.tex else part.text, quote=False))
+            continue
+        converted += 1
+        pieces.append(f'<span class="tex" title="{escape(part.source)}">{mathml}</span>')
+    return Rendered(Markup("".join(pieces)), converted)
+
+
+def _mathml(part: Part) -> str | None:
+    if len(part.text) > MAX_TEX_CHARS:
+        return None
+    try:
+        output = convert(part.text, display="block" if part.display else "inline")
+        return written(ET.fromstring(output))
+    except Exception:
+        return None
+
+
+def written(root: ET.Element) -> str | None:
+    """The tree as HTML from the allowlist, or None when it holds anything else."""
+    out: list[str] = []
+    for token in _walk(root):
+        if token is None:
+            return None
+        out.append(token)
+    return "".join(out)
+
+
+def _walk(root: ET.Element) -> Iterator[str | None]:
+    """Tags and escaped text in document order; None for something not allowed."""
+    stack: list[tuple[ET.Element, int, bool]] = [(root, 0, False)]
+    while stack:
+        element, depth, closing = stack.pop()
+        name = element.tag.removeprefix(MATHML_NS)
+        if closing:
+            # The root's tail lies outside the formula: nothing of it belongs here.
+            tail = element.tail if depth > 0 else None
+            yield f"</{name}>" + escape(tail or "", quote=False)
+            continue
+        if name not in ELEMENTS or depth > MAX_DEPTH:
+            yield None
+            return
+        yield f"<{name}{_attributes(element)}>" + escape(element.text or "", quote=False)
+        stack.append((element, depth, True))
+        stack.extend((child, depth + 1, False) for child in reversed(list(element)))
+
+
+def _attributes(element: ET.Element) -> str:
+    kept = [
+        f' {name}="{escape(value)}"'
+        for name, value in sorted(element.attrib.items())
+        if _allowed(name, value.strip())
+    ]
+    return "".join(kept)
+
+
+def _allowed(name: str, value: str) -> bool:
+    if name in _LENGTH_ATTRIBUTES:
+        return _LENGTH.fullmatch(value) is not None
+    if name == "scriptlevel":
+        return value in _SCRIPT_LEVELS
+    return name in _WORD_ATTRIBUTES and _WORDS.fullmatch(value) is not None

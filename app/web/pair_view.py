@@ -1,0 +1,106 @@
+"""How the item page shows the pair: the informal statement with its TeX as MathML (and
+the raw text a toggle away), the header and the Lean with line numbers, every evidence
+finding that knows where it is marked in the text it is about, and the back-translations
+that go right under the Lean. Pure: it reads an item as the API shows it."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from markupsafe import Markup
+
+from app.api.schemas import EvidenceOut, ReviewOut
+from app.vocabulary import Role
+from app.web.marked_text import Mark, gutter, marked
+from app.web.math_text import render
+
+FIELDS = ("informal", "formal", "header")
+# A finding without an end marks the rest of its line.
+TO_LINE_END = 10**9
+
+
+@dataclass(frozen=True, slots=True)
+class Located:
+    """An evidence finding as listed on the page: its number there and where it points."""
+
+    index: int
+    finding: EvidenceOut
+    where: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One text of the pair, escaped, with its findings marked, and its line numbers."""
+
+    html: Markup
+    gutter: str
+
+
+@dataclass(frozen=True, slots=True)
+class PairView:
+    informal_math: Markup
+    # How many TeX parts became MathML: the raw-text toggle is offered only when some did.
+    math_parts: int
+    informal_raw: Statement
+    formal: Statement
+    header: Statement
+    evidence: list[Located]
+
+
+def pair_view(informal: str, formal: str, header: str, evidence: Sequence[EvidenceOut]) -> PairView:
+    located = [Located(i, f, _where(f)) for i, f in enumerate(evidence, start=1)]
+    marks = {name: _marks(located, name) for name in FIELDS}
+    math = render(informal)
+    return PairView(
+        informal_math=math.html,
+        math_parts=math.converted,
+        informal_raw=_statement(informal, marks["informal"]),
+        formal=_statement(formal, marks["formal"]),
+        header=_statement(header, marks["header"]),
+        evidence=located,
+    )
+
+
+def _statement(text: str, marks: list[Mark]) -> Statement:
+    return Statement(marked(text, marks), gutter(text))
+
+
+def _where(finding: EvidenceOut) -> str | None:
+    """`formal, line 2, columns 5-9` (1-based for people), or None without a location."""
+    if finding.field is None or finding.line is None:
+        return None
+    place = f"{finding.field}, line {finding.line}"
+    if finding.column is None:
+        return place
+    if finding.end_column is None or finding.end_column <= finding.column + 1:
+        return f"{place}, column {finding.column + 1}"
+    return f"{place}, columns {finding.column + 1}-{finding.end_column}"
+
+
+def _marks(located: Sequence[Located], field: str) -> list[Mark]:
+    return [
+        Mark(
+            line=entry.finding.line,
+            column=entry.finding.column,
+            end_column=entry.finding.end_column
+            if entry.finding.end_column is not None
+            else TO_LINE_END,
+            index=entry.index,
+            title=f"{entry.finding.code}: {entry.finding.message}",
+            css=f"severity-{entry.finding.severity}",
+        )
+        for entry in located
+        if entry.finding.field == field
+        and entry.finding.line is not None
+        and entry.finding.column is not None
+    ]
+
+
+def back_translations(reviews: Sequence[ReviewOut]) -> list[ReviewOut]:
+    """The translator's replies that carry a back-translation, attempt order."""
+    translator = Role.TRANSLATOR.value
+    return sorted(
+        (r for r in reviews if r.role == translator and r.back_translation),
+        key=lambda r: r.attempt,
+    )
