@@ -2,23 +2,51 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from app.api.schemas import ScreeningOut
-from app.auth.principal import AccessRole
+from app.auth.principal import AccessRole, Principal
 from app.auth.service import CreatedKey
 from app.intake.requests import StorableText
 from app.models.api_key import ApiKey
 from app.models.decision import DEFECTS, Decision, DecisionKind, DecisionValue
 from app.models.queue_item import QueueStatus
+from app.models.screening import Screening
 from app.review_queue.service import ItemDetail, QueueEntry, QueuePage
+from app.review_queue.visibility import BlindMode, audit_withheld, blind_for, hidden_trail_rows
 from app.vocabulary import Outcome
 
 Note = Annotated[StorableText, Field(max_length=10_000, description="Why, in a few words.")]
+
+
+BLIND_ITEM_DOC = (
+    "Decided blind: until the item is resolved the caller sees the pair (and header) only, "
+    "none of the outcome, reasons, evidence, reviews, back-translations, rulings or label "
+    "(FAITHSCREEN_REVIEW_BLIND: `audit` items by default, `all`, or `off`). Admins never "
+    "see an item blind."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Viewer:
+    """Who reads the queue, under which FAITHSCREEN_REVIEW_BLIND mode: what they may see."""
+
+    principal: Principal
+    mode: BlindMode
+
+    def blind(self, entry: QueueEntry) -> bool:
+        resolved = entry.status is QueueStatus.RESOLVED
+        return blind_for(self.principal, self.mode, audit=entry.item.audit, resolved=resolved)
+
+    def hidden_rows(self, entry: QueueEntry, trail: Sequence[Decision]) -> set[int]:
+        awaiting = entry.status is QueueStatus.AWAITING_SECOND
+        return hidden_trail_rows(self.principal, trail, awaiting_second=awaiting)
 
 
 class QueueItemSummary(BaseModel):
@@ -30,12 +58,20 @@ class QueueItemSummary(BaseModel):
         "the pair's unresolved item, and its decision applies to each."
     )
     status: QueueStatus = Field(description="As of now: a claim whose lease lapsed is `open`.")
-    reasons: list[str]
-    audit: bool = Field(description="A random sample of a passed or flagged outcome.")
+    blind: bool = Field(description=BLIND_ITEM_DOC)
+    reasons: list[str] | None = Field(description="null while the item is `blind`.")
+    audit: bool | None = Field(
+        description="A random sample of a passed or flagged outcome. null on a blind item "
+        "under FAITHSCREEN_REVIEW_BLIND=all, where it would tell the outcome."
+    )
+    double_review: bool = Field(
+        description="Sampled at FAITHSCREEN_REVIEW_DOUBLE_RATE: two different people decide; "
+        "until both have, nobody but admins sees the first decision."
+    )
     batch_id: str | None
-    outcome: Outcome | None
+    outcome: Outcome | None = Field(description="null while the item is `blind`.")
     external_id: str | None
-    final_decision: DecisionValue | None
+    final_decision: DecisionValue | None = Field(description="null while the item is `blind`.")
     claimed_by: str | None
     claim_expires_at: datetime | None
     created_at: datetime
@@ -43,21 +79,25 @@ class QueueItemSummary(BaseModel):
     resolved_at: datetime | None
 
     @classmethod
-    def of(cls, entry: QueueEntry) -> QueueItemSummary:
+    def of(cls, entry: QueueEntry, viewer: Viewer) -> QueueItemSummary:
         item, screening = entry.item, entry.item.screening
-        live_claim = entry.status is QueueStatus.CLAIMED
+        live_claim = entry.status in (QueueStatus.CLAIMED, QueueStatus.AWAITING_SECOND)
+        blind = viewer.blind(entry)
+        sighted = not blind
         return cls(
             id=item.id,
             screening_id=item.screening_id,
             screening_ids=list(entry.screening_ids) or [item.screening_id],
             status=entry.status,
-            reasons=list(item.reasons),
-            audit=item.audit,
+            blind=blind,
+            reasons=list(item.reasons) if sighted else None,
+            audit=None if blind and audit_withheld(viewer.mode) else item.audit,
+            double_review=item.double_review,
             batch_id=item.batch_id,
-            outcome=Outcome(screening.outcome) if screening.outcome else None,
+            outcome=Outcome(screening.outcome) if screening.outcome and sighted else None,
             external_id=screening.external_id,
             final_decision=DecisionValue(screening.final_decision)
-            if screening.final_decision
+            if screening.final_decision and sighted
             else None,
             claimed_by=item.claimed_by if live_claim else None,
             claim_expires_at=item.claim_expires_at if live_claim else None,
@@ -72,8 +112,16 @@ class DecisionOut(BaseModel):
 
     id: int
     kind: DecisionKind
-    decision: DecisionValue | None = Field(description="null for a `reopen`.")
+    decision: DecisionValue | None = Field(description="null for a `reopen` or `withdrawal`.")
     note: str
+    defects: list[str] = Field(
+        description="What is wrong with the pair, from the fixed vocabulary: "
+        + ", ".join(f"`{d}`" for d in DEFECTS)
+        + "."
+    )
+    blind: bool = Field(description="Decided without seeing what the models said.")
+    claimed_at: datetime | None = Field(description="When the decider's claim began.")
+    withdraws_id: int | None = Field(description="On a `withdrawal`: the decision taken back.")
     actor: str = Field(description="The name of the key that acted.")
     actor_role: AccessRole
     created_at: datetime
@@ -89,26 +137,63 @@ class ReviewerScreeningOut(ScreeningOut):
 
     label: SkipJsonSchema[None] = Field(default=None, exclude=True)
     tags: SkipJsonSchema[list[str]] = Field(default_factory=list, exclude=True)
+    blind: Literal[False] = False
 
     @classmethod
     def withholding(cls, screening: ScreeningOut) -> ReviewerScreeningOut:
-        return cls.model_validate(screening.model_dump(exclude={"label", "tags"}))
+        return cls.model_validate(screening.model_dump(exclude={"label", "tags", "blind"}))
+
+
+class BlindScreeningOut(BaseModel):
+    """A screening of a blind item: the pair and where it came from, nothing the models
+    said."""
+
+    blind: Literal[True] = True
+    id: str
+    external_id: str | None
+    batch_id: str | None
+    informal: str
+    formal: str
+    header: str
+    created_at: datetime
+
+    @classmethod
+    def of(cls, screening: Screening) -> BlindScreeningOut:
+        pair = screening.pair
+        return cls(
+            id=screening.id,
+            external_id=screening.external_id,
+            batch_id=screening.batch_id,
+            informal=pair.informal,
+            formal=pair.formal,
+            header=pair.header,
+            created_at=screening.created_at,
+        )
 
 
 class QueueItemOut(QueueItemSummary):
-    screening: ReviewerScreeningOut = Field(
-        description="The pair, evidence, reasons, and every review with its raw reply."
+    screening: ReviewerScreeningOut | BlindScreeningOut = Field(
+        description="The pair, evidence, reasons, and every review with its raw reply; on a "
+        "`blind` item the pair only (`blind: true`)."
     )
-    trail: list[DecisionOut] = Field(description="Decisions and reopens, oldest first.")
+    trail: list[DecisionOut] = Field(
+        description="Decisions, withdrawals, reopens and adjudications, oldest first. While "
+        "a double review awaits its second decision, a non-admin sees no row another person "
+        "added since the last reopen (the first decision among them)."
+    )
 
     @classmethod
-    def of_detail(cls, detail: ItemDetail) -> QueueItemOut:
+    def of_detail(cls, detail: ItemDetail, viewer: Viewer) -> QueueItemOut:
+        summary = QueueItemSummary.of(detail.entry, viewer)
+        hidden = viewer.hidden_rows(detail.entry, detail.trail)
         return cls(
-            **QueueItemSummary.of(detail.entry).model_dump(),
-            screening=ReviewerScreeningOut.withholding(
+            **summary.model_dump(),
+            screening=BlindScreeningOut.of(detail.screening)
+            if summary.blind
+            else ReviewerScreeningOut.withholding(
                 ScreeningOut.of(detail.screening, detail.rulings, detail.readings)
             ),
-            trail=[DecisionOut.of(row) for row in detail.trail],
+            trail=[DecisionOut.of(row) for row in detail.trail if row.id not in hidden],
         )
 
 
@@ -119,8 +204,8 @@ class QueuePageOut(BaseModel):
     )
 
     @classmethod
-    def of(cls, page: QueuePage) -> QueuePageOut:
-        items = [QueueItemSummary.of(entry) for entry in page.entries]
+    def of(cls, page: QueuePage, viewer: Viewer) -> QueuePageOut:
+        items = [QueueItemSummary.of(entry, viewer) for entry in page.entries]
         return cls(items=items, next_cursor=page.next_cursor)
 
 

@@ -30,6 +30,7 @@ from sqlalchemy.orm import joinedload
 from app.db.types import utcnow
 from app.models.queue_item import Claim, QueueItem, QueueItemScreening, QueueStatus
 from app.models.screening import Screening
+from app.repositories.blind_items import is_blind_item
 from app.repositories.keyset import decode_numbered_cursor, encode_cursor
 
 OPEN = QueueStatus.OPEN.value
@@ -227,6 +228,12 @@ class QueueFilters:
     reason: str | None = None
     batch_id: str | None = None
     audit: bool | None = None
+    # Unresolved items with one of these `audit` values are blind to the caller (none for an
+    # admin; see blind_items.is_blind_item): a `reason` filter never matches them (their
+    # reasons are withheld), nor an `audit` filter when `audit_withheld` (their flag is
+    # withheld too). Else a filter would tell the caller what the item hides.
+    blind_audits: tuple[bool, ...] = ()
+    audit_withheld: bool = False
 
 
 async def list_page(
@@ -264,6 +271,10 @@ def _conditions(
         conditions.append(QueueItem.batch_id == filters.batch_id)
     if filters.audit is not None:
         conditions.append(QueueItem.audit.is_(filters.audit))
+    blind = is_blind_item(filters.blind_audits)
+    audit_told = filters.audit is not None and filters.audit_withheld
+    if blind is not None and (filters.reason is not None or audit_told):
+        conditions.append(~blind)
     return conditions
 
 

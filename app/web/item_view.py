@@ -53,7 +53,10 @@ def item_context(
         item=item,
         screening=item.screening,
         # In the pipeline's order: the translator back-translates, then the judge rules.
-        reviews=sorted(item.screening.reviews, key=lambda r: (r.role != TRANSLATOR, r.attempt)),
+        # A blind item's screening holds the pair only (no reviews, no readings).
+        reviews=sorted(
+            getattr(item.screening, "reviews", []), key=lambda r: (r.role != TRANSLATOR, r.attempt)
+        ),
         # (role, attempt) -> the re-readings of that review by re-scoring runs, oldest first.
         rereads=_rereads(item),
         trail=item.trail,
@@ -71,6 +74,6 @@ def item_context(
 
 def _rereads(item: QueueItemOut) -> dict[tuple[str, int], list[ReadingOut]]:
     found: dict[tuple[str, int], list[ReadingOut]] = {}
-    for reading in item.screening.readings:
+    for reading in getattr(item.screening, "readings", []):
         found.setdefault((reading.role, reading.attempt), []).append(reading)
     return found

@@ -23,7 +23,13 @@ from starlette.responses import RedirectResponse, Response
 
 from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import RuntimeDep, SessionDep
-from app.api.queue_schemas import DecisionRequest, QueueItemOut, QueuePageOut, ReopenRequest
+from app.api.queue_schemas import (
+    DecisionRequest,
+    QueueItemOut,
+    QueuePageOut,
+    ReopenRequest,
+    Viewer,
+)
 from app.errors import AppError, NotFound
 from app.models.queue_item import QueueStatus
 from app.policy import Reason
@@ -154,14 +160,18 @@ async def sign_out(request: Request, runtime: RuntimeDep, browser: BrowserDep) -
 
 @router.get("")
 async def queue_page(
-    request: Request, session: SessionDep, reviewer: ReviewerDep, browser: BrowserDep
+    request: Request,
+    session: SessionDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+    runtime: RuntimeDep,
 ) -> Response:
     filters, cursor = filters_from(request.query_params)
     with shown_as_page():
         page = await service.list_items(
             session, reviewer.principal, filters, cursor=cursor, limit=PAGE_SIZE
         )
-    listing = QueuePageOut.of(page)
+    listing = QueuePageOut.of(page, Viewer(reviewer.principal, runtime.settings.review_blind))
     first_url, next_url = page_links(filters, cursor, listing.next_cursor)
     context = context_for(
         reviewer.principal,
@@ -183,9 +193,12 @@ async def item_page(
     session: SessionDep,
     reviewer: ReviewerDep,
     browser: BrowserDep,
+    runtime: RuntimeDep,
 ) -> Response:
+    viewer = Viewer(reviewer.principal, runtime.settings.review_blind)
     with shown_as_page():
-        detail = QueueItemOut.of_detail(await service.get_item(session, reviewer.principal, item))
+        found = await service.get_item(session, reviewer.principal, item)
+        detail = QueueItemOut.of_detail(found, viewer)
         next_id = await next_open_item(session, reviewer, item)
     message = DONE_MESSAGES.get(request.query_params.get("done", ""))
     context = item_context(detail, reviewer, next_id=next_id, message=message)

@@ -18,16 +18,20 @@ from app.api.queue_schemas import (
     QueueItemSummary,
     QueuePageOut,
     ReopenRequest,
+    Viewer,
 )
 from app.api.request_body import JsonBody
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
+from app.auth.principal import AccessRole, Principal
 from app.intake.requests import StorableText
 from app.models.queue_item import QueueStatus
 from app.repositories.keyset import MAX_INTEGER_ID
 from app.review_queue import service
 from app.review_queue.export import export_lines
 from app.review_queue.service import QueueFilters, ReviewRules
+from app.review_queue.visibility import audit_withheld, blind_audit_values
+from app.runtime import Runtime
 
 router = APIRouter(
     tags=["review queue"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
@@ -60,6 +64,7 @@ EXPORT_DOC: dict[int | str, dict[str, Any]] = {
 async def list_queue(
     session: SessionDep,
     principal: ReviewerDep,
+    runtime: RuntimeDep,
     status: QueueStatus | None = None,
     reason: Annotated[StorableText | None, Query(max_length=200, description=REASON_DOC)] = None,
     batch_id: Annotated[StorableText | None, Query(max_length=36)] = None,
@@ -67,18 +72,39 @@ async def list_queue(
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> QueuePageOut:
-    """Oldest first; follow `next_cursor` for the next page."""
-    filters = QueueFilters(status=status, reason=reason, batch_id=batch_id, audit=audit)
+    """Oldest first; follow `next_cursor` for the next page. A blind item (an audit decided
+    without seeing the models) shows `blind: true` and no outcome, reasons or final
+    decision until it is resolved, and a `reason` filter never matches it (nor an `audit`
+    filter where its audit flag is withheld): admins see everything."""
+    viewer = _viewer(principal, runtime)
+    audits = blind_audit_values(viewer.mode) if principal.role is not AccessRole.ADMIN else ()
+    filters = QueueFilters(
+        status=status,
+        reason=reason,
+        batch_id=batch_id,
+        audit=audit,
+        blind_audits=audits,
+        audit_withheld=audit_withheld(viewer.mode),
+    )
     page = await service.list_items(session, principal, filters, cursor=cursor, limit=limit)
-    return QueuePageOut.of(page)
+    return QueuePageOut.of(page, viewer)
 
 
 @router.get("/v1/queue/{item_id}", response_model=QueueItemOut, responses=error_responses(404))
 async def get_queue_item(
-    item_id: ItemId, session: SessionDep, principal: ReviewerDep
+    item_id: ItemId, session: SessionDep, principal: ReviewerDep, runtime: RuntimeDep
 ) -> QueueItemOut:
-    """The item with everything a reviewer needs, and its decision trail."""
-    return QueueItemOut.of_detail(await service.get_item(session, principal, item_id))
+    """The item with everything a reviewer needs, and its decision trail. On a blind item,
+    until it is resolved: the pair (and header) only, `blind: true`, none of the outcome,
+    reasons, evidence, reviews, back-translations, rulings or label (the label is never
+    shown). While a double review awaits its second decision, nobody but admins sees the
+    first. Admins see everything."""
+    detail = await service.get_item(session, principal, item_id)
+    return QueueItemOut.of_detail(detail, _viewer(principal, runtime))
+
+
+def _viewer(principal: Principal, runtime: Runtime) -> Viewer:
+    return Viewer(principal, runtime.settings.review_blind)
 
 
 @router.post(
@@ -93,7 +119,7 @@ async def claim_queue_item(
     409 while another reviewer holds a live claim, or once it is resolved."""
     seconds = runtime.settings.review_claim_seconds
     entry = await service.claim(session, principal, item_id, claim_seconds=seconds)
-    return QueueItemSummary.of(entry)
+    return QueueItemSummary.of(entry, _viewer(principal, runtime))
 
 
 @router.post(
@@ -102,10 +128,11 @@ async def claim_queue_item(
     responses=error_responses(403, 404, 409),
 )
 async def release_queue_item(
-    item_id: ItemId, session: SessionDep, principal: ReviewerDep
+    item_id: ItemId, session: SessionDep, principal: ReviewerDep, runtime: RuntimeDep
 ) -> QueueItemSummary:
     """Give the claim back: its holder, or an admin (403 for another reviewer)."""
-    return QueueItemSummary.of(await service.release(session, principal, item_id))
+    entry = await service.release(session, principal, item_id)
+    return QueueItemSummary.of(entry, _viewer(principal, runtime))
 
 
 @router.post(
