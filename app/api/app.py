@@ -25,6 +25,7 @@ from app.api.routes import (
     screenings,
 )
 from app.auth.dependencies import install_auth_error_handler
+from app.mcp.http import install_mcp
 from app.runtime import Runtime
 from app.settings import Settings, get_settings
 from app.web.routes import install_review_pages
@@ -39,7 +40,8 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
         app.state.runtime = runtime
         runtime.start()
         try:
-            yield
+            async with mcp_running():
+                yield
         finally:
             await runtime.stop()
 
@@ -62,6 +64,7 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(calibration.router)
     app.include_router(review_stats.router)  # /v1/review/stats, per-person review work
     install_review_pages(app)  # the reviewer web page, /review (app/web)
+    mcp_running = install_mcp(app)  # /mcp: the MCP tools over streamable HTTP (app/mcp)
     # Every body is counted as it is read; the handler reading it may name its own cap.
     app.add_middleware(CappedBodies, cap=request_cap(chosen.max_request_bytes))
     document_bodies(

@@ -9,6 +9,7 @@ from app.cli import (  # noqa: F401
     db,
     evaluate,
     keys,
+    mcp,
     parse,
     providers,
     report,
