@@ -16,13 +16,21 @@ pair meets it), and total / plain's total. A check that raises is printed as `ra
 
 --scaling also runs every shape at half the size and prints total(full) / total(half):
 about 2 where the work grows linearly, 4 where it grows with the square.
+
+--pairs DIR times the real pairs instead (every `*.jsonl` there, the 2,059 shared pairs by
+default): per pair, reading its formal text and header into tokens (`parse`) and all checks
+from cold caches (`checks`, parse included), best of --repeat; it prints mean, p95 and max
+of each in ms, and checks / parse, the ratio of their totals.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import statistics
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 from app.evidence import CHECKS, run_checks
 from app.evidence.declaration import main_theorem
@@ -132,7 +140,28 @@ SHAPES: dict[str, Shape] = {
     "if h :": repeated("theorem t : ", lambda i: "if h : "),
     "shadowing": repeated("theorem t (n : ℕ) ", lambda i: f"(h{i} : n = {i}) (n) ", ": n = 1"),
     "lines": repeated("theorem t :", lambda i: "\n"),
+    # The evidence-3 checks' own shapes, each firing (or almost) everywhere.
+    "binder defaults": repeated("theorem t ", lambda i: f"(a{i} : ℕ := {i}) ", ": a0 = 1"),
+    "lets in binders": repeated("theorem t (h : ", lambda i: f"let r{i} := {i}; ", "1 = 1)"),
+    "dist on ℝ × ℝ": repeated("theorem t (A B : ℝ × ℝ) : ", lambda i: "dist A B + ", "0 = 1"),
+    "one name, many types": repeated(
+        "theorem t ", lambda i: f"(x : Fin {i} → ℝ) ", ": dist x x + ‖x - x‖ = 0"
+    ),
+    "∀ A ∈ S": repeated(
+        "theorem t (S : Set (ℝ × ℝ)) : ", lambda i: f"∀ A{i} ∈ S, dist A{i} A0 = 1 ∧ "
+    ),
+    "defs returning points": repeated("", lambda i: f"def p{i} (n : ℕ) : ℝ × ℝ := (n, n)\n"),
+    "volumes": repeated("theorem t (S : Set (Fin 3 → ℝ)) : ", lambda i: "volume S + ", "0 = 1"),
+    "ncard bounds": repeated("theorem t (S : Set ℕ) : ", lambda i: "S.ncard ≤ ", "3"),
+    "sqrt of x": repeated(
+        "theorem t (x : ℝ) : ", lambda i: "Real.sqrt x + x / y + x⁻¹ + ", "0 = 1"
+    ),
+    "guards": repeated("theorem t (x : ℝ) : ", lambda i: f"0 < x{i} ∧ Real.sqrt x{i} = 1 ∧ "),
+    "ℕ subtraction": repeated("theorem t (a b : ℕ) : ", lambda i: "a - b - ", "a = 0"),
+    "ℕ clauses": repeated("theorem t (a b : ℕ) : ", lambda i: "a - b = 0 ∧ b ≤ a ∧ "),
+    "f applied - f": repeated("theorem t (f : ℕ → ℕ) : ", lambda i: "f (a) - f b - ", "0 = 1"),
 }
+SUBTRACTION = "Show that a - b is at most 3: the square root, the log, the area, x/y."
 
 
 def cold(pair: Pair) -> None:
@@ -158,7 +187,7 @@ def timed(repeat: int, prepare: Callable[[], object], run: Callable[[], object])
 
 
 def measure(text: str, field: str, repeat: int) -> dict[str, Cell]:
-    fields = {"informal": "Show that x = 6.", "formal": "theorem t : x = 6", "header": ""}
+    fields = {"informal": SUBTRACTION, "formal": "theorem t : x = 6", "header": ""}
     pair = Pair(**{**fields, field: text})
 
     def tokenized() -> None:  # cold caches, then the tokens: each check starts from these
@@ -176,6 +205,37 @@ def cell(value: Cell) -> str:
     return f"{value[1]:>9}" if value[1] else f"{value[0]:9.2f}"
 
 
+def pair_rows(directory: Path) -> list[Pair]:
+    rows = [
+        json.loads(line)
+        for path in sorted(directory.glob("*.jsonl"))
+        for line in path.open(encoding="utf-8")
+    ]
+    return [
+        Pair(r.get("informal") or "", r.get("formal") or "", r.get("header") or "") for r in rows
+    ]
+
+
+def time_pairs(directory: Path, repeat: int) -> None:
+    """Per pair: parse (tokens of formal and header) and all checks, from cold caches."""
+    parse, checks = [], []
+    for pair in pair_rows(directory):
+        tokens = timed(repeat, lambda p=pair: cold(p), lambda p=pair: _parse(p))
+        total = timed(repeat, lambda p=pair: cold(p), lambda p=pair: run_checks(p))
+        parse.append(tokens[0])
+        checks.append(total[0])
+    print(f"{len(checks)} pairs from {directory}, ms per pair (best of {repeat})")
+    print(f"{'':<8}{'mean':>9}{'p95':>9}{'max':>9}")
+    for name, values in (("parse", parse), ("checks", checks)):
+        p95 = statistics.quantiles(values, n=20)[-1]
+        print(f"{name:<8}{statistics.fmean(values):9.3f}{p95:9.3f}{max(values):9.3f}")
+    print(f"checks / parse (totals): {sum(checks) / sum(parse):.2f}")
+
+
+def _parse(pair: Pair) -> None:
+    lean_tokens(pair.formal), lean_tokens(pair.header)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--bytes", type=int, default=64 * 1024)
@@ -183,7 +243,11 @@ def main() -> None:
     parser.add_argument("--shape", nargs="*", choices=list(SHAPES), default=list(SHAPES))
     parser.add_argument("--field", choices=["formal", "header", "informal"], default="formal")
     parser.add_argument("--scaling", action="store_true")
+    parser.add_argument("--pairs", type=Path, nargs="?", const=Path("/work/shared/data/pairs"))
     args = parser.parse_args()
+    if args.pairs:
+        time_pairs(args.pairs, args.repeat)
+        return
     shapes = ["plain", *(name for name in args.shape if name != "plain")]
     columns = ["tokens", *(check.code[:9] for check in CHECKS), "total", "× plain"]
     if args.scaling:

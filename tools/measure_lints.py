@@ -31,6 +31,12 @@ WHY_NAMES_CLASS: dict[str, str] = {
     "big_operator_scope": r"big-operator body",
     "counted_set_underdetermined": r"S need not|S is unconstrained",
     "shadowed_binder": r"shadows",
+    "binder_default": r"optParam|default value",
+    "function_space_distance": r"sup metric|Euclidean distance|EuclideanSpace",
+    "measure_dimension": r"volume|Hausdorff|μH",
+    "infinite_cardinality": r"ncard|Nat\.card|infinite set",
+    "junk_value": r"junk value|0/0|log 0",
+    "truncating_subtraction": r"truncated subtraction|ℕ subtraction",
 }
 
 

@@ -17,7 +17,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from itertools import compress
 
+from app.evidence.finding import Detected
 from app.evidence.lean_source import CLOSERS, OPENERS, Kind, Tokens, lean_tokens
+from app.evidence.typed_names import token_span
 from app.vocabulary import Pair
 
 BIG_OPERATORS = frozenset({"∑", "∏"})
@@ -65,17 +67,20 @@ WINDOW = 256
 MAX_FINDINGS = 5
 
 
-def find_big_operator_scope(pair: Pair) -> list[str]:
+def find_big_operator_scope(pair: Pair) -> list[Detected]:
     tokens = lean_tokens(pair.formal)
     operators = tokens.positions(BIG_OPERATORS)
     scan = _Scan(tokens)
-    found: dict[str, None] = {}
+    found: dict[str, Detected] = {}  # one finding per message, at its first escape
     for number, index in enumerate(operators):
         following = operators[number + 1] if number + 1 < len(operators) else len(tokens)
-        found.update(dict.fromkeys(scan.escapes(index, following)))
+        for message, name, body_end in scan.escapes(index, following):
+            if message not in found:  # the name occurs within WINDOW tokens of the body
+                use = tokens.heads().index(name, body_end + 1)
+                found[message] = Detected(message, token_span(tokens, "formal", use, use))
         if len(found) >= MAX_FINDINGS:
             break  # later messages could only come after these
-    return list(found)[:MAX_FINDINGS]
+    return list(found.values())[:MAX_FINDINGS]
 
 
 class _Scan:
@@ -87,8 +92,9 @@ class _Scan:
         self._body_ends: dict[int, int | None] = {}
         self._after: dict[int, dict[str, int]] = {}
 
-    def escapes(self, start: int, following: int) -> list[str]:
-        """Messages for the operator at `start` (`following`: the next operator's index)."""
+    def escapes(self, start: int, following: int) -> list[tuple[str, str, int]]:
+        """Messages for the operator at `start` (`following`: the next operator's index),
+        each with the escaping name and where the body ends."""
         texts = self.tokens.texts
         names_end = self._binder_names_end(start, following)
         if names_end is None:
@@ -104,7 +110,7 @@ class _Scan:
             return []
         after = self._names_after(body_end + 1)
         return [
-            _message(texts[start], name, texts[body_end])
+            (_message(texts[start], name, texts[body_end]), name, body_end)
             for name in sorted(names.intersection(after), key=after.__getitem__)
         ]
 

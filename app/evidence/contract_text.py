@@ -21,9 +21,10 @@ it is harmless and not reported.
 from __future__ import annotations
 
 import re
-from itertools import zip_longest
+from itertools import accumulate, zip_longest
 
 from app.contract.lenient import lenient_text
+from app.evidence.finding import Detected, Span
 from app.vocabulary import Pair
 
 # Possessive runs: a long line of spaces costs one pass.
@@ -31,22 +32,39 @@ _FIELD_START = re.compile(r"\s*+(verdict|back-translation|issues)\s*+:", re.IGNO
 MAX_FINDINGS = 5
 
 
-def find_contract_text(pair: Pair) -> list[str]:
-    found: list[str] = []
+def find_contract_text(pair: Pair) -> list[Detected]:
+    found: list[Detected] = []
     for part, text in (("informal", pair.informal), ("formal", pair.formal)):
         found.extend(_field_lines(part, text))
     found.extend(_field_lines("header", pair.header))
     return found[:MAX_FINDINGS]
 
 
-def _field_lines(part: str, text: str) -> list[str]:
-    found: list[str] = []
+def _field_lines(part: str, text: str) -> list[Detected]:
+    found: list[Detected] = []
     for number, name in enumerate(_line_fields(text), start=1):
         if name is not None:
-            found.append(_message(part, number, name))
+            found.append(Detected(_message(part, number, name), _span(part, text, number)))
             if len(found) == MAX_FINDINGS:
                 break
     return found
+
+
+def _span(part: str, text: str, number: int) -> Span:
+    """Where the field is: its name and colon on line `number` (as `str.splitlines()`
+    counts), or the whole line when only the lenient reading sees a field there; given in
+    LF lines, the way every span is."""
+    rows = text.splitlines(keepends=True)
+    start = list(accumulate(map(len, rows[: number - 1]), initial=0))[-1]
+    row = rows[number - 1].splitlines()[0] if rows[number - 1].splitlines() else ""
+    match = _FIELD_START.match(row)
+    begin, end = (match.start(1), match.end()) if match else (0, len(row))
+    line_start = text.rfind("\n", 0, start + begin) + 1
+    line_end = text.find("\n", line_start)
+    line_end = len(text) if line_end < 0 else line_end
+    line = text.count("\n", 0, line_start) + 1
+    column = start + begin - line_start
+    return Span(part, line, column, min(start + end, line_end) - line_start)
 
 
 def _line_fields(text: str) -> list[str | None]:

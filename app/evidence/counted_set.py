@@ -19,7 +19,9 @@ from bisect import bisect_left, bisect_right
 from itertools import compress, repeat
 
 from app.evidence.declaration import Declaration, main_theorem
+from app.evidence.finding import Detected
 from app.evidence.lean_source import Kind, Tokens, lean_tokens
+from app.evidence.typed_names import token_span
 from app.vocabulary import Pair
 
 SET_TYPES = frozenset({"Finset", "Set"})
@@ -34,7 +36,7 @@ _OPEN = frozenset(["("])
 MAX_FINDINGS = 5
 
 
-def find_counted_set(pair: Pair) -> list[str]:
+def find_counted_set(pair: Pair) -> list[Detected]:
     tokens = lean_tokens(pair.formal)
     theorem = main_theorem(tokens)
     if theorem is None or not _is_one_equation(tokens, theorem.conclusion):
@@ -42,7 +44,9 @@ def find_counted_set(pair: Pair) -> list[str]:
     measured = _measured(tokens, theorem.conclusion)
     candidates = [name for name in _set_variables(tokens, theorem) if name in measured]
     pinned = _pinned(tokens, theorem, set(candidates))
-    found = [_message(name) for name in candidates if name not in pinned]
+    # The span is the conclusion (cut at its first line): the equation that is not pinned.
+    span = token_span(tokens, "formal", theorem.conclusion.start, theorem.conclusion.stop - 1)
+    found = [Detected(_message(name), span) for name in candidates if name not in pinned]
     return found[:MAX_FINDINGS]
 
 

@@ -18,7 +18,9 @@ from collections.abc import Set as AbstractSet
 from itertools import compress
 
 from app.evidence.binding import bound_names, notation_names
-from app.evidence.lean_source import head, lean_tokens
+from app.evidence.finding import Detected, Span
+from app.evidence.lean_source import Tokens, head, lean_tokens
+from app.evidence.typed_names import token_span
 from app.vocabulary import Pair
 
 _VARIABLE_LIKE = re.compile(
@@ -30,7 +32,7 @@ KNOWN_CONSTANTS = frozenset({"π", "I", "X", "C", "φ", "σ", "ω", "Ω", "Λ", 
 MAX_FINDINGS = 5
 
 
-def find_auto_bound(pair: Pair) -> list[str]:
+def find_auto_bound(pair: Pair) -> list[Detected]:
     formal = lean_tokens(pair.formal)
     header = _bound_in_header(pair.header)
     # Each distinct name once, in order of first use; binding is read only if one may be free.
@@ -40,7 +42,14 @@ def find_auto_bound(pair: Pair) -> list[str]:
         return []
     bound = header | bound_names(formal) | notation_names(pair.formal)
     free = [name for name in candidates if name not in bound]
-    return [_message(name) for name in free[:MAX_FINDINGS]]
+    return [Detected(_message(name), _first_use(formal, name)) for name in free[:MAX_FINDINGS]]
+
+
+def _first_use(tokens: Tokens, name: str) -> Span | None:
+    """The first token naming `name` (itself, or a dotted name it heads: `x.1`)."""
+    heads = tokens.heads()
+    index = heads.index(name) if name in heads else -1
+    return token_span(tokens, "formal", index, index) if index >= 0 else None
 
 
 # Many pairs of a batch share one header (imports, `open`): its names are read once.

@@ -24,6 +24,7 @@ from app.evidence.typed_names import (
     TypeText,
     declared_types,
     member_types,
+    merge,
     token_span,
     top_level_split,
     unwrapped,
@@ -45,11 +46,8 @@ def find_function_space_distance(pair: Pair) -> list[Detected]:
     if not distances and not norms:
         return []
     types = declared_types(tokens)
-    for name, element_types in member_types(tokens, types).items():
-        types.setdefault(name, []).extend(element_types)
-    results = definition_results(tokens)
-    for name, result in results.items():
-        types.setdefault("." + name, []).append(result)
+    merge(types, member_types(tokens, types))
+    merge(types, {"." + name: [result] for name, result in definition_results(tokens).items()})
     found: list[Detected] = []
     for index in distances:
         arity = 2 if tokens.texts[index] in DISTANCES else 1

@@ -33,6 +33,8 @@ _FINITE_TYPES = frozenset(["Fin", "Bool", "ZMod", "Finset"])
 
 
 def find_infinite_cardinality(pair: Pair) -> list[Detected]:
+    if "ncard" not in pair.formal and "Nat.card" not in pair.formal:
+        return []
     tokens = lean_tokens(pair.formal)
     cards = _cardinalities(tokens)
     if not cards or _speaks_of_finiteness(tokens):

@@ -74,15 +74,16 @@ def find_junk_value(pair: Pair) -> list[Detected]:
     if not operations:
         return []
     spoken = {kind for kind, said in _SPOKEN.items() if said.search(pair.informal)}
-    types: dict[str, list[TypeText]] | None = None
+    if not spoken:
+        return []
+    types = declared_types(tokens)
+    guarded = _guarded_names(tokens)
     found: dict[tuple[str, str], Detected] = {}
     for operation, argument in _applications(tokens, operations):
-        text = tokens.texts[operation]
-        if _KIND[text] not in spoken:
+        text, name = tokens.texts[operation], tokens.texts[argument]
+        if _KIND[text] not in spoken or (text, name) in found:
             continue
-        types = declared_types(tokens) if types is None else types
-        name = tokens.texts[argument]
-        if _outside_domain(tokens, types, text, name) and (text, name) not in found:
+        if _outside_domain(types, guarded, text, name):
             found[text, name] = _finding(tokens, text, name, operation, argument)
             if len(found) == MAX_FINDINGS:
                 break
@@ -114,28 +115,23 @@ def _applied(tokens: Tokens, index: int) -> bool:
 
 
 def _outside_domain(
-    tokens: Tokens, types: dict[str, list[TypeText]], operation: str, name: str
+    types: dict[str, list[TypeText]], guarded: set[str], operation: str, name: str
 ) -> bool:
     wanted = ("ℕ",) if operation == "Nat.sqrt" else ("ℝ",)
     written = types.get(name, [])
     if not written or any(type_text != wanted for type_text in written):
         return False
-    return operation == "Nat.sqrt" or not _guarded(tokens, name)
+    return operation == "Nat.sqrt" or name not in guarded
 
 
-def _guarded(tokens: Tokens, name: str) -> bool:
-    """`name` is written beside a comparison, `=` or `∈` somewhere (a hypothesis may bound
-    or define it), or is bound by an integral."""
-    texts = tokens.texts
-    for index in tokens.positions(_INTEGRALS):
-        if index + 1 < len(texts) and texts[index + 1] == name:
-            return True
+def _guarded_names(tokens: Tokens) -> set[str]:
+    """The names written beside a comparison, `=` or `∈` somewhere (a hypothesis may bound
+    or define them), or bound by an integral: found in one pass."""
+    texts, size = tokens.texts, len(tokens)
+    names = {texts[index + 1] for index in tokens.positions(_INTEGRALS) if index + 1 < size}
     for index in tokens.positions(_GUARDS):
-        if (index and texts[index - 1] == name) or (
-            index + 1 < len(texts) and texts[index + 1] == name
-        ):
-            return True
-    return False
+        names.update(texts[max(0, index - 1) : index + 2 : 2] if index else texts[1:2])
+    return names
 
 
 def _finding(tokens: Tokens, operation: str, name: str, at: int, argument: int) -> Detected:

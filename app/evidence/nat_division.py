@@ -15,7 +15,9 @@ from __future__ import annotations
 from bisect import bisect_left
 from collections.abc import Container
 
+from app.evidence.finding import Detected, Span
 from app.evidence.lean_source import Kind, Tokens, lean_tokens
+from app.evidence.typed_names import token_span
 from app.vocabulary import Pair
 
 INTEGER_TYPES = frozenset({"ℕ", "ℤ", "Nat", "Int"})
@@ -39,13 +41,15 @@ MAX_DIGITS = 4300
 _CONTEXT_TOKENS = 80
 
 
-def find_truncating_division(pair: Pair) -> list[str]:
+def find_truncating_division(pair: Pair) -> list[Detected]:
     tokens = lean_tokens(pair.formal)
     if not tokens.positions(_DIVISION):
         return []  # both shapes need a `/`
     integers = _IntegerNames(tokens)
     found = _exponent_findings(tokens, integers) + _literal_findings(tokens, integers)
-    return list(dict.fromkeys(found))[:MAX_FINDINGS]
+    # One finding per message (the first place it is found), as before spans.
+    by_message = {detected.message: detected for detected in reversed(found)}
+    return list(reversed(by_message.values()))[:MAX_FINDINGS]
 
 
 class _IntegerNames(Container[str]):
@@ -77,7 +81,7 @@ def integer_variables(tokens: Tokens) -> set[str]:
     return integer - other
 
 
-def _exponent_findings(tokens: Tokens, integers: Container[str]) -> list[str]:
+def _exponent_findings(tokens: Tokens, integers: Container[str]) -> list[Detected]:
     texts, found = tokens.texts, []
     for index in tokens.positions(_POWER):
         if index + 1 >= len(texts) or texts[index + 1] != "(":
@@ -87,7 +91,8 @@ def _exponent_findings(tokens: Tokens, integers: Container[str]) -> list[str]:
             continue
         inner = texts[index + 2 : end]
         if _is_truncating_exponent(inner, tokens.kinds[index + 2 : end], integers):
-            found.append(_exponent_message(" ".join(inner)))
+            span = token_span(tokens, "formal", index + 1, end)
+            found.append(Detected(_exponent_message(" ".join(inner)), span))
         if len(found) >= MAX_FINDINGS:
             break
     return found
@@ -137,13 +142,18 @@ def _exponent_message(exponent: str) -> str:
     )
 
 
-def _literal_findings(tokens: Tokens, integers: Container[str]) -> list[str]:
-    found: list[str] = []
+def _literal_findings(tokens: Tokens, integers: Container[str]) -> list[Detected]:
+    found: list[Detected] = []
     for start, stop in _segments_with_division(tokens):
         quotients = _uneven_quotients(tokens, start, stop)
         if quotients and _is_integer_comparison(tokens, start, stop, integers):
             context = _short(" ".join(tokens.texts[start : min(stop, start + _CONTEXT_TOKENS)]))
-            found.extend(_literal_message(q, context) for q in quotients)
+            found.extend(
+                Detected(
+                    _literal_message(tokens.texts[q - 1 : q + 2], context), _quotient(tokens, q)
+                )
+                for q in quotients
+            )
         if len(found) >= MAX_FINDINGS:
             break
     return found
@@ -164,15 +174,20 @@ def _segments_with_division(tokens: Tokens) -> list[tuple[int, int]]:
     return list(segments)
 
 
-def _uneven_quotients(tokens: Tokens, start: int, stop: int) -> list[list[str]]:
-    """The first few `a / b` of numerals in `tokens[start:stop]` that do not divide evenly."""
+def _quotient(tokens: Tokens, division: int) -> Span | None:
+    return token_span(tokens, "formal", division - 1, division + 1)
+
+
+def _uneven_quotients(tokens: Tokens, start: int, stop: int) -> list[int]:
+    """The `/` of the first few `a / b` of numerals in `tokens[start:stop]` that do not
+    divide evenly."""
     texts, kinds, quotients = tokens.texts, tokens.kinds, []
     divisions = tokens.positions(_DIVISION)
     for index in divisions[bisect_left(divisions, start + 1) : bisect_left(divisions, stop - 1)]:
         if kinds[index - 1] is Kind.NUMBER is kinds[index + 1] and _uneven(
             texts[index - 1 : index + 2]
         ):
-            quotients.append(texts[index - 1 : index + 2])
+            quotients.append(index)
             if len(quotients) == MAX_FINDINGS:
                 break
     return quotients

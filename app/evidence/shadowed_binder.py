@@ -14,29 +14,42 @@ from bisect import bisect_left, bisect_right
 from collections import Counter
 from itertools import compress, repeat
 
-from app.evidence.declaration import Declaration, main_theorem
+from app.evidence.declaration import Binder, Declaration, main_theorem
+from app.evidence.finding import Detected, Span
 from app.evidence.lean_source import Kind, Tokens, lean_tokens
+from app.evidence.typed_names import token_span
 from app.vocabulary import Pair
 
 MAX_FINDINGS = 5
 
 
-def find_shadowed_binder(pair: Pair) -> list[str]:
+def find_shadowed_binder(pair: Pair) -> list[Detected]:
     tokens = lean_tokens(pair.formal)
     theorem = main_theorem(tokens)
     if theorem is None:
         return []
     declarations = Counter(name for binder in theorem.binders for name in binder.names)
     uses = _uses(tokens, theorem, {name for name, count in declarations.items() if count > 1})
-    found: dict[str, None] = {}
+    found: dict[str, Span | None] = {}  # name -> where it is declared again
     declared: dict[str, int] = {}  # name -> index of the binder that last declared it
     for position, binder in enumerate(theorem.binders):
         for name in binder.names:
             first = declared.get(name)
             if first is not None and _used_on_both_sides(uses.get(name, []), first, position):
-                found.setdefault(name)
+                found.setdefault(name, _declared_at(tokens, binder, name))
             declared[name] = position
-    return [_message(name) for name in list(found)[:MAX_FINDINGS]]
+    return [Detected(_message(name), span) for name, span in list(found.items())[:MAX_FINDINGS]]
+
+
+def _declared_at(tokens: Tokens, binder: Binder, name: str) -> Span | None:
+    """The token of `name` in `binder`, whose names follow its opener: a bare `(n)`'s
+    empty type starts at the opener, a typed one's two tokens past the names."""
+    offset = 1 + binder.names.index(name)
+    for opener in (binder.type.start - len(binder.names) - 2, binder.type.start):
+        index = opener + offset
+        if 0 <= index < len(tokens) and tokens.texts[index] == name:
+            return token_span(tokens, "formal", index, index)
+    return None
 
 
 def _uses(tokens: Tokens, theorem: Declaration, names: set[str]) -> dict[str, list[int]]:

@@ -46,28 +46,47 @@ def find_truncating_subtraction(pair: Pair) -> list[Detected]:
     minuses = tokens.positions(_MINUS)
     if not minuses or not _SPOKEN.search(pair.informal):
         return []
-    types = declared_types(tokens)
-    ends = tokens.positions(_CLAUSE_ENDS)
+    context = _Context(tokens)
     found: list[Detected] = []
     for index in minuses:
-        if _truncates(tokens, types, ends, index):
+        if _truncates(tokens, context, index):
             found.append(_finding(tokens, index))
             if len(found) == MAX_FINDINGS:
                 break
     return found
 
 
-def _truncates(
-    tokens: Tokens, types: dict[str, list[TypeText]], ends: list[int], index: int
-) -> bool:
+class _Context:
+    """What every `-` of one statement is judged against, each part worked out once."""
+
+    def __init__(self, tokens: Tokens) -> None:
+        self.types = declared_types(tokens)
+        self.ends = tokens.positions(_CLAUSE_ENDS)
+        self.orders = _orders(tokens)
+        self._casting: dict[int, bool] = {}  # clause start -> whether it casts
+        self._tokens = tokens
+
+    def casts(self, index: int) -> bool:
+        """The clause around `index` names another number type or casts (`(x : ℤ)`)."""
+        after = bisect_left(self.ends, index)
+        start = self.ends[after - 1] + 1 if after else 0
+        if start not in self._casting:
+            stop = self.ends[after] if after < len(self.ends) else len(self._tokens)
+            clause = self._tokens.texts[start : stop + 2]  # `= (0 : ℤ)`: the type after `:`
+            self._casting[start] = not _CASTS.isdisjoint(clause)
+        return self._casting[start]
+
+
+def _truncates(tokens: Tokens, context: _Context, index: int) -> bool:
     if not 0 < index < len(tokens) - 1:
         return False
-    left, right = _left_variable(tokens, types, index), _right_variable(tokens, types, index)
-    if left is None or right is None or _casts(tokens, ends, index):
+    left = _left_variable(tokens, context.types, index)
+    right = _right_variable(tokens, context.types, index)
+    if left is None or right is None or context.casts(index):
         return False
     if _claims_nonzero(tokens, index):
         return False
-    return not _ordered(tokens, left, right)
+    return (left, right) not in context.orders
 
 
 def _claims_nonzero(tokens: Tokens, index: int) -> bool:
@@ -121,32 +140,18 @@ def _opener(tokens: Tokens, closer: int) -> int:
     return openers[found] if found >= 0 else -1
 
 
-def _casts(tokens: Tokens, ends: list[int], index: int) -> bool:
-    """The clause around `index` names another number type or casts (`(x : ℤ)` too)."""
-    after = bisect_left(ends, index)
-    start = ends[after - 1] + 1 if after else 0
-    stop = ends[after] if after < len(ends) else len(tokens)
-    clause = tokens.texts[start : stop + 2]  # `... = (0 : ℤ)`: the type after its `:`
-    return not _CASTS.isdisjoint(clause)
-
-
-def _ordered(tokens: Tokens, larger: str, smaller: str) -> bool:
-    """Some comparison puts `smaller` below `larger` (`b ≤ a`, `a > b`); for a function
-    `f`, some comparison with `f` on both sides (`f i < f (i + 1)`)."""
-    texts = tokens.texts
-    if larger == smaller:
-        for index in tokens.positions(_COMPARISONS):
-            before, after = texts[max(0, index - _WINDOW) : index], texts[index + 1 : index + 5]
-            if larger in before and larger in after:
-                return True
-        return False
-    for sign, larger_first in _ORDERS.items():
-        for index in tokens.positions(frozenset([sign])):
-            if 0 < index < len(texts) - 1:
-                pair = (texts[index - 1], texts[index + 1])
-                if pair == ((larger, smaller) if larger_first else (smaller, larger)):
-                    return True
-    return False
+def _orders(tokens: Tokens) -> set[tuple[str, str]]:
+    """(larger, smaller) for each comparison `smaller ≤ larger`, `larger > smaller`; and
+    (f, f) for a function `f` written on both sides of one (`f i < f (i + 1)`)."""
+    texts, found = tokens.texts, set[tuple[str, str]]()
+    for index in tokens.positions(_COMPARISONS):
+        if not 0 < index < len(texts) - 1:
+            continue
+        before, after = texts[index - 1], texts[index + 1]
+        found.add((before, after) if _ORDERS[texts[index]] else (after, before))
+        near = set(texts[max(0, index - _WINDOW) : index])
+        found.update((name, name) for name in near.intersection(texts[index + 1 : index + 5]))
+    return found
 
 
 def _finding(tokens: Tokens, index: int) -> Detected:

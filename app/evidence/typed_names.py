@@ -18,11 +18,15 @@ from app.evidence.lean_source import Kind, Tokens
 
 MAX_TYPE_TOKENS = 24
 MAX_NAMES = 16  # names looked back for before one `:`
+# A name written with more distinct types than this is no point a lint can type (and the
+# lints compare each use with every type of its name, so the bound keeps them linear).
+MAX_TYPES_PER_NAME = 8
 _TYPE_STOPS = frozenset([",", ":=", "|", ":"])
 _COLON = frozenset([":"])
 _MEMBER = frozenset(["∈"])
 _BINDERS = frozenset(["∀", "∃", "∃!"])
 TypeText = tuple[str, ...]
+UNKNOWN: TypeText = ("?",)
 
 
 def declared_types(tokens: Tokens) -> dict[str, list[TypeText]]:
@@ -39,8 +43,20 @@ def declared_types(tokens: Tokens) -> dict[str, list[TypeText]]:
         previous = bisect_left(tokens.non_idents, colon) - 1
         first = max(colon - MAX_NAMES, tokens.non_idents[previous] + 1 if previous >= 0 else 0)
         for name in texts[first:colon]:
-            types.setdefault(name, []).append(type_text)
+            _add(types, name, type_text)
     return types
+
+
+def _add(types: dict[str, list[TypeText]], name: str, type_text: TypeText) -> None:
+    """One more type for `name`, once; past `MAX_TYPES_PER_NAME` types, `name` has an
+    unknown type (the `("?",)` no lint matches)."""
+    written = types.setdefault(name, [])
+    if type_text in written or written == [UNKNOWN]:
+        return
+    if len(written) >= MAX_TYPES_PER_NAME:
+        written[:] = [UNKNOWN]
+    else:
+        written.append(type_text)
 
 
 def member_types(tokens: Tokens, types: dict[str, list[TypeText]]) -> dict[str, list[TypeText]]:
@@ -52,8 +68,15 @@ def member_types(tokens: Tokens, types: dict[str, list[TypeText]]) -> dict[str, 
             continue
         for set_type in types.get(texts[member + 1], []):
             if len(set_type) > 1 and set_type[0] in ("Set", "Finset"):
-                found.setdefault(texts[member - 1], []).append(unwrapped(set_type[1:]))
+                _add(found, texts[member - 1], unwrapped(set_type[1:]))
     return found
+
+
+def merge(types: dict[str, list[TypeText]], more: dict[str, list[TypeText]]) -> None:
+    """`more`'s types added to `types`, under the same bound."""
+    for name, type_texts in more.items():
+        for type_text in type_texts:
+            _add(types, name, type_text)
 
 
 def unwrapped(type_text: Sequence[str]) -> TypeText:

@@ -11,7 +11,7 @@ OPEN = "import Mathlib\n\nopen BigOperators Real Nat Topology Rat"
 
 
 def free(formal: str, header: str = "") -> list[str]:
-    return [message.split("`")[1] for message in find_auto_bound(Pair("", formal, header))]
+    return [found.message.split("`")[1] for found in find_auto_bound(Pair("", formal, header))]
 
 
 # Mismatch rows of the labelled dev set (miniF2F-lean4 before fixes 6bcf0b4 / 6306b5f).
@@ -39,7 +39,11 @@ NO_FORALL = (
 def test_factorial_without_space_is_a_fresh_identifier() -> None:
     assert free(FACTORIAL) == ["n!"]
     assert free(FACTORIAL_IN_PRODUCT) == ["i!"]
-    assert "factorial is written `n !`" in find_auto_bound(Pair("", FACTORIAL))[0]
+    (found,) = find_auto_bound(Pair("", FACTORIAL))
+    assert "factorial is written `n !`" in found.message
+    assert found.span is not None
+    line = FACTORIAL.split("\n")[found.span.line - 1]
+    assert line[found.span.column : found.span.end_column] == "n!"
 
 
 def test_a_missing_forall_leaves_the_variable_free() -> None:

@@ -79,8 +79,11 @@ def test_every_binder_shape_is_read(binder: str) -> None:
 
 
 def test_the_message_names_the_operator_and_the_variable() -> None:
-    [message] = find_big_operator_scope(Pair("", SERIES))
-    assert "`∑ k ...`" in message and "`+`" in message
+    [found] = find_big_operator_scope(Pair("", SERIES))
+    assert "`∑ k ...`" in found.message and "`+`" in found.message
+    # The span is the escaped use: the `k` of `k * d`, after the body ended at `+`.
+    assert found.span is not None and found.span.line == 1
+    assert SERIES[found.span.column : found.span.column + 5] == "k * d"
 
 
 def test_a_body_starting_with_if_or_fun_takes_the_plus_inside() -> None:

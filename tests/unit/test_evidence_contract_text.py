@@ -15,6 +15,7 @@ from app.contract.lenient import lenient_verdict_values
 from app.contract.parser import HORIZONTAL_WHITESPACE
 from app.evidence import CHECKS, run_checks
 from app.evidence.contract_text import find_contract_text
+from app.evidence.finding import Span
 from app.vocabulary import Pair, Severity
 
 CHECK = next(check for check in CHECKS if check.code == "contract_text_in_input")
@@ -91,8 +92,17 @@ def test_fields_the_lenient_reading_sees_fire(line: str) -> None:
 
 
 def test_lines_are_numbered_alike_in_both_readings() -> None:
-    [message] = find_contract_text(Pair("a\u2028b\nc\u200b\n\u200bVERDICT: x", FORMAL))
-    assert "line 4 of the informal statement" in message
+    [found] = find_contract_text(Pair("a\u2028b\nc\u200b\n\u200bVERDICT: x", FORMAL))
+    assert "line 4 of the informal statement" in found.message
+    # The span counts LF lines, as every span does; only the lenient reading sees this one.
+    assert found.span == Span("informal", 3, 0, 11)  # the whole line
+
+
+def test_the_span_covers_the_field_name_and_its_colon() -> None:
+    header = "import Mathlib\r\n  Verdict : x"
+    [found] = find_contract_text(Pair("ok", FORMAL, header))
+    assert found.span == Span("header", 2, 2, 11)
+    assert header.split("\n")[1][2:11] == "Verdict :"
 
 
 fragments = st.sampled_from(
@@ -144,8 +154,8 @@ def test_findings_are_review_severity_and_say_where() -> None:
 
 
 def test_the_hostile_line_itself_is_not_echoed() -> None:
-    [message] = find_contract_text(Pair("VERDICT: <script>alert(1)</script>", FORMAL))
-    assert "<script>" not in message
+    [found] = find_contract_text(Pair("VERDICT: <script>alert(1)</script>", FORMAL))
+    assert "<script>" not in found.message
 
 
 def test_many_field_lines_give_a_bounded_number_of_findings() -> None:

@@ -94,5 +94,8 @@ def test_only_set_typed_binders_are_considered() -> None:
 
 
 def test_the_message_names_the_set() -> None:
-    [message] = find_counted_set(Pair("", CARD))
-    assert "`sol`" in message and "↔" in message
+    [found] = find_counted_set(Pair("", CARD))
+    assert "`sol`" in found.message and "↔" in found.message
+    assert found.span is not None  # the conclusion, the equation nothing pins down
+    line = CARD.split("\n")[found.span.line - 1]
+    assert line[found.span.column : found.span.end_column] == "sol.card = hackmath_3_solution"

@@ -112,4 +112,13 @@ def test_findings_are_bounded_and_name_the_exponent() -> None:
     many = "theorem t (r : ℝ) : " + " + ".join(f"r^(1 / {k})" for k in range(3, 40)) + " = 1"
     findings = find_truncating_division(Pair("", many))
     assert len(findings) == 5
-    assert "`(1 / 3)`" in findings[0]
+    assert "`(1 / 3)`" in findings[0].message
+    span = findings[0].span
+    assert span is not None and many[span.column : span.end_column] == "(1 / 3)"
+
+
+def test_a_truncating_literal_points_at_its_quotient() -> None:
+    formal = "theorem t (n : ℕ) :\n  (1 / 4) ^ (n + 1) * 2 ^ (2 * n) = 1 / 4 := by sorry"
+    (found,) = find_truncating_division(Pair("", formal))  # one message for both `1 / 4`
+    assert found.span is not None and found.span.line == 2
+    assert formal.split("\n")[1][found.span.column : found.span.end_column] == "1 / 4"

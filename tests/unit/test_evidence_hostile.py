@@ -78,7 +78,7 @@ def test_no_check_recurses_with_the_input_at_depth_100000() -> None:
 )
 def test_huge_numerals_are_read_not_converted(formal: str) -> None:
     messages = find_truncating_division(Pair("", formal))
-    assert messages and all(len(message) < 400 for message in messages)
+    assert messages and all(len(found.message) < 400 for found in messages)
 
 
 def test_counted_sets_and_shadowed_binders_report_at_most_five() -> None:

@@ -7,7 +7,7 @@ from app.vocabulary import Pair
 
 
 def shadowed(formal: str) -> list[str]:
-    return [message.split("`")[1] for message in find_shadowed_binder(Pair("", formal))]
+    return [found.message.split("`")[1] for found in find_shadowed_binder(Pair("", formal))]
 
 
 # Mismatch row of the labelled dev set (miniF2F-lean4 at 816817e) and its fix.
@@ -20,6 +20,16 @@ FIXED = EXTRA_BINDER.replace("(n) (_ : n = 3)", "(_ : n = 3)")
 
 def test_dev_set_mismatch_fires() -> None:
     assert shadowed(EXTRA_BINDER) == ["n"]
+
+
+def test_the_span_is_the_second_declaration() -> None:
+    [found] = find_shadowed_binder(Pair("", EXTRA_BINDER))
+    assert found.span is not None and (found.span.line, found.span.column) == (2, 3)
+    assert EXTRA_BINDER.split("\n")[1][2:5] == "(n)"
+    typed = "theorem t (n : ℕ) (h : n = 1) (n : ℕ) (h' : n = 2) : n = 2 := by sorry"
+    [found] = find_shadowed_binder(Pair("", typed))
+    assert found.span is not None and typed[found.span.column : found.span.end_column] == "n"
+    assert found.span.column == typed.index("(n : ℕ) (h'") + 1
 
 
 def test_the_fixed_statement_is_silent() -> None:
