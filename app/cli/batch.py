@@ -3,7 +3,7 @@ with `faithscreen screen` (`app.cli.screen`) and `faithscreen eval run`: reading
 first, naming invalid items by their lines, the results file, the end of a run.
 
 All read the same files (see `app.cli.pairs_file`), send them through the same batch
-intake (over HTTP, or `app.intake.batches` in process), report invalid items by their
+intake (over HTTP -- `submit` through `app.client` -- or `app.intake.batches` in process), report invalid items by their
 lines in the file, and write the same results: JSON Lines `{"index", "id", "external_id",
 "status", "outcome", "reasons"}` in input order. stdout carries the product (the batch id,
 or the results when no --out is given); progress, one line per failure cause
@@ -267,19 +267,6 @@ def poll(client: httpx2.Client, path: str) -> dict[str, Any]:
                 body: dict[str, Any] = response.json()
                 return body
         time.sleep(1.0)
-
-
-def _write_server_results(client: httpx2.Client, batch_id: str, out: Path | None) -> None:
-    path = f"/v1/batches/{batch_id}/results"
-    try:
-        with client.stream("GET", path) as response, results_sink(out) as sink:
-            if not response.is_success:
-                response.read()
-                _check(response, f"reading {path}")
-            for block in response.iter_bytes():
-                sink.write(block)
-    except httpx2.TransportError as error:
-        raise _unreachable(client, error) from error
 
 
 def _request(client: httpx2.Client, method: str, path: str, **kwargs: Any) -> httpx2.Response:
