@@ -73,7 +73,7 @@ async def submit(
     else:
         replies = request.replies
         await _decide_supplied(
-            session, screening.id, pair, replies.translator, replies.judge, settings.audit_rate
+            session, screening.id, pair, replies.translator, replies.judge, settings
         )
     return screening
 
@@ -89,7 +89,7 @@ async def _decide_supplied(
     pair: Pair,
     translator: str,
     judge: str,
-    audit_rate: float,
+    settings: Settings,
 ) -> None:
     records = {
         Role.TRANSLATOR: supplied_record(screening_id, Role.TRANSLATOR, translator),
@@ -110,4 +110,11 @@ async def _decide_supplied(
     )
     # The review queue item, in the outcome's transaction (issue 5).
     outcome, reasons = decided.ruling.outcome.value, decided.ruling.reasons
-    await queue_for_review(session, screening_id, outcome, reasons, audit_rate=audit_rate)
+    await queue_for_review(
+        session,
+        screening_id,
+        outcome,
+        reasons,
+        audit_rate=settings.audit_rate,
+        double_rate=settings.review_double_rate,
+    )

@@ -1,10 +1,13 @@
-"""Shared by the test_auth_* and test_queue_* files: an in-process API with auth on, keys
-made through the real key service, and pairs whose supplied replies end in each outcome."""
+"""Shared by the test_auth_*, test_queue_* and test_review_* files: an in-process API with
+auth on, keys made through the real key service, pairs whose supplied replies end in each
+outcome, and a review desk (an API with a key for each person)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
 from typing import Any
 
 import httpx2
@@ -13,7 +16,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth import service
 from app.auth.principal import AccessRole
-from tests.integration.conftest import Api
+from app.settings import Settings
+from tests.integration.conftest import Api, StartApi
 from tests.support.scripted_openai import contract_reply
 
 FAITHFUL = contract_reply("FAITHFUL")
@@ -107,3 +111,75 @@ async def wait_until_blocked(sessions: async_sessionmaker[AsyncSession]) -> None
                 return
             await session.rollback()  # a fresh snapshot of pg_stat_activity for the next look
         raise AssertionError("the racing transaction never waited for the first one's lock")
+
+
+# The people of a review desk and their access roles.
+PEOPLE = {
+    "admin": AccessRole.ADMIN,
+    "alice": AccessRole.REVIEWER,
+    "bob": AccessRole.REVIEWER,
+    "carol": AccessRole.REVIEWER,
+    "bot": AccessRole.SUBMITTER,
+}
+
+
+@dataclass
+class Desk:
+    """An API with auth on and a key for each of PEOPLE, called by name."""
+
+    api: Api
+    keys: dict[str, str]
+
+    async def post(self, who: str, path: str, body: Any = None) -> httpx2.Response:
+        return await self.api.client.post(path, json=body, headers=bearer(self.keys[who]))
+
+    async def get(self, who: str, path: str, **params: Any) -> httpx2.Response:
+        return await self.api.client.get(path, params=params, headers=bearer(self.keys[who]))
+
+    async def submit(self, n: int, outcome: str, external_id: str | None = None) -> str:
+        """Submit pair `n` (the same `n`, the same pair) as the bot; its screening id."""
+        body = pair(n, outcome) | ({"external_id": external_id} if external_id else {})
+        response = await self.post("bot", "/v1/screenings", body)
+        assert response.status_code == 202, response.text
+        screening_id: str = response.json()["id"]
+        return screening_id
+
+    async def item(self, item_id: int, who: str = "admin") -> dict[str, Any]:
+        response = await self.get(who, f"/v1/queue/{item_id}")
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        return body
+
+    async def item_of(self, screening_id: str) -> dict[str, Any]:
+        """The item (as the admin lists it) that answers for the screening."""
+        found = [
+            i
+            for i in await queue_items(self.api, self.keys["admin"])
+            if screening_id in i["screening_ids"]
+        ]
+        assert len(found) == 1, found
+        return found[0]
+
+    async def decide(self, who: str, item_id: int, body: dict[str, Any]) -> httpx2.Response:
+        """Claim the item as `who` (a refusal is left to the decision to show), then decide."""
+        await self.post(who, f"/v1/queue/{item_id}/claim")
+        return await self.post(who, f"/v1/queue/{item_id}/decision", body)
+
+
+async def staffed(api: Api) -> Desk:
+    """A desk on `api`: a key made for each of PEOPLE."""
+    keys = {name: await make_key(api, role, name) for name, role in PEOPLE.items()}
+    return Desk(api, keys)
+
+
+def desk_settings(settings: Settings, **updates: Any) -> Settings:
+    return settings.model_copy(update={"auth": "on", **updates})
+
+
+@asynccontextmanager
+async def open_desk(start_api: StartApi, settings: Settings, **updates: Any) -> AsyncIterator[Desk]:
+    """A desk on `settings` with auth on (and `updates`), no worker, inside a test. (A
+    fixture enters start_api itself and yields `staffed(api)`: a context manager around
+    it would be closed by pytest-asyncio in another task than the one that opened it.)"""
+    async with start_api(desk_settings(settings, **updates), with_worker=False) as api:
+        yield await staffed(api)
