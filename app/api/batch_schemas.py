@@ -73,6 +73,13 @@ class BatchOut(BatchSummary):
         "(a provider_error review, of either role). Equal to needed_provider once all are "
         "done: nothing was screened, check the provider settings."
     )
+    blind: int = Field(
+        default=0,
+        description="Items that answer for a blind queue item, when the caller is a reviewer "
+        "(a key that may decide queue items, no admin): left out of outcomes, "
+        "parse_statuses, dead, provider_failed and failures until the item is resolved "
+        "(still counted in done and status). Always 0 for submitter keys and admins.",
+    )
     failures: list[FailureOut] = Field(
         description=f"Done items per failure cause, most frequent first (at most "
         f"{MAX_FAILURE_CAUSES}): `<role>_provider_error` with the failed call's error, "
@@ -89,6 +96,7 @@ class BatchOut(BatchSummary):
             dead=progress.dead,
             needed_provider=progress.needed_provider,
             provider_failed=progress.provider_failed,
+            blind=progress.blind,
             failures=[
                 FailureOut.model_validate(f, from_attributes=True) for f in progress.failures
             ],

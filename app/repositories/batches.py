@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import Select, and_, distinct, func, or_, select
+from sqlalchemy import ColumnElement, Select, and_, distinct, func, or_, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.batch import Batch
@@ -122,6 +122,8 @@ class Progress:
     provider_failed: int = 0
     # The most common failure causes of done items, most frequent first.
     failures: list[Failure] = field(default_factory=list)
+    # Items left out of outcomes, parse statuses and failures: blind to the caller.
+    blind: int = 0
 
     @property
     def done(self) -> int:
@@ -132,10 +134,15 @@ class Progress:
         return batch_status(self.total, self.statuses)
 
 
-async def progress(session: AsyncSession, batch: Batch) -> Progress:
-    """Three GROUP BY / count queries; no item row is loaded."""
+async def progress(
+    session: AsyncSession, batch: Batch, *, hidden: ColumnElement[bool] | None = None
+) -> Progress:
+    """A few GROUP BY / count queries; no item row is loaded. `hidden`: the screenings
+    whose outcome the caller may not see (blind_items.is_blind_screening): counted among
+    the statuses and as `blind`, left out of everything that would tell their outcome."""
     statuses = dict.fromkeys((s.value for s in ScreeningStatus), 0)
     outcomes = dict.fromkeys((o.value for o in Outcome), 0)
+    shown = ~hidden if hidden is not None else true()
     by_state = (
         select(Screening.status, Screening.outcome, func.count())
         .where(Screening.batch_id == batch.id)
@@ -145,24 +152,46 @@ async def progress(session: AsyncSession, batch: Batch) -> Progress:
         statuses[status] += count
         if outcome is not None:
             outcomes[outcome] += count
+    blind = 0
+    if hidden is not None:
+        blind, outcomes = await _withheld(session, batch.id, hidden, outcomes)
     return Progress(
         total=batch.total,
         statuses=statuses,
         outcomes=outcomes,
-        parse_statuses=await _parse_statuses(session, batch.id),
-        dead=await _dead_jobs(session, batch.id),
+        parse_statuses=await _parse_statuses(session, batch.id, shown),
+        dead=await _dead_jobs(session, batch.id, shown),
         needed_provider=await _queued_items(session, batch.id),
-        provider_failed=await _provider_failed(session, batch.id),
-        failures=await failures(session, batch.id),
+        provider_failed=await _provider_failed(session, batch.id, shown),
+        failures=await failures(session, batch.id, shown),
+        blind=blind,
     )
 
 
-async def _parse_statuses(session: AsyncSession, batch_id: str) -> dict[str, dict[str, int]]:
+async def _withheld(
+    session: AsyncSession, batch_id: str, hidden: ColumnElement[bool], outcomes: dict[str, int]
+) -> tuple[int, dict[str, int]]:
+    """How many of the batch's items are `hidden`, and `outcomes` without theirs."""
+    statement = (
+        select(Screening.outcome, func.count())
+        .where(Screening.batch_id == batch_id, hidden)
+        .group_by(Screening.outcome)
+    )
+    rows = (await session.execute(statement)).all()
+    for outcome, count in rows:
+        if outcome is not None:
+            outcomes = outcomes | {outcome: outcomes[outcome] - count}
+    return sum(count for _, count in rows), outcomes
+
+
+async def _parse_statuses(
+    session: AsyncSession, batch_id: str, shown: ColumnElement[bool]
+) -> dict[str, dict[str, int]]:
     counts = {role.value: dict.fromkeys((p.value for p in ParseStatus), 0) for role in Role}
     statement = (
         select(Review.role, Review.parse_status, func.count())
         .join(Screening, Screening.id == Review.screening_id)
-        .where(Screening.batch_id == batch_id)
+        .where(Screening.batch_id == batch_id, shown)
         .group_by(Review.role, Review.parse_status)
     )
     for role, parse_status, count in (await session.execute(statement)).all():
@@ -170,12 +199,12 @@ async def _parse_statuses(session: AsyncSession, batch_id: str) -> dict[str, dic
     return counts
 
 
-async def _dead_jobs(session: AsyncSession, batch_id: str) -> int:
+async def _dead_jobs(session: AsyncSession, batch_id: str, shown: ColumnElement[bool]) -> int:
     statement = (
         select(func.count())
         .select_from(Job)
         .join(Screening, Screening.id == Job.screening_id)
-        .where(Screening.batch_id == batch_id, Job.status == JobStatus.DEAD.value)
+        .where(Screening.batch_id == batch_id, Job.status == JobStatus.DEAD.value, shown)
     )
     return int((await session.execute(statement)).scalar_one())
 
@@ -191,8 +220,8 @@ async def _queued_items(session: AsyncSession, batch_id: str) -> int:
     return int((await session.execute(statement)).scalar_one())
 
 
-def _done_provider_errors(batch_id: str) -> Select[Review]:
-    """Provider-error reviews of the batch's done items."""
+def _done_provider_errors(batch_id: str, shown: ColumnElement[bool]) -> Select[Review]:
+    """Provider-error reviews of the batch's done items (those `shown`)."""
     return (
         select(Review)
         .join(Screening, Screening.id == Review.screening_id)
@@ -200,21 +229,25 @@ def _done_provider_errors(batch_id: str) -> Select[Review]:
             Screening.batch_id == batch_id,
             Screening.status == ScreeningStatus.DONE.value,
             Review.parse_status == ParseStatus.PROVIDER_ERROR.value,
+            shown,
         )
     )
 
 
-async def _provider_failed(session: AsyncSession, batch_id: str) -> int:
-    reviewed = _done_provider_errors(batch_id).subquery()
+async def _provider_failed(session: AsyncSession, batch_id: str, shown: ColumnElement[bool]) -> int:
+    reviewed = _done_provider_errors(batch_id, shown).subquery()
     statement = select(func.count(distinct(reviewed.c.screening_id)))
     return int((await session.execute(statement)).scalar_one())
 
 
-async def failures(session: AsyncSession, batch_id: str) -> list[Failure]:
+async def failures(
+    session: AsyncSession, batch_id: str, shown: ColumnElement[bool] | None = None
+) -> list[Failure]:
     """Done items per failure cause: `<role>_provider_error` and the call's error (an item
     counts once per role and error, so one with both roles failing counts under each),
     and `job_failed` with the screening's error; the MAX_FAILURE_CAUSES most common."""
-    reviewed = _done_provider_errors(batch_id).subquery()
+    shown = shown if shown is not None else true()
+    reviewed = _done_provider_errors(batch_id, shown).subquery()
     by_call = select(
         reviewed.c.role, reviewed.c.error, func.count(distinct(reviewed.c.screening_id))
     ).group_by(reviewed.c.role, reviewed.c.error)
@@ -225,7 +258,7 @@ async def failures(session: AsyncSession, batch_id: str) -> list[Failure]:
     given_up = (
         select(Screening.error, func.count())
         .where(Screening.batch_id == batch_id, Screening.error.is_not(None))
-        .where(Screening.status == ScreeningStatus.DONE.value)
+        .where(Screening.status == ScreeningStatus.DONE.value, shown)
         .group_by(Screening.error)
     )
     found += [

@@ -57,3 +57,17 @@ async def blind_among(
     found = ids.subquery()
     statement = select(found.c.screening_id).where(found.c.screening_id.in_(screening_ids))
     return set((await session.execute(statement)).scalars())
+
+
+async def batch_has_blind(
+    session: AsyncSession, batch_ids: Collection[str], audits: Collection[bool]
+) -> bool:
+    """Whether a screening of one of the batches answers for a blind item."""
+    # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
+    named = [batch_id for batch_id in batch_ids if "\x00" not in batch_id]
+    if not audits or not named:
+        return False
+    statement = select(Screening.id).where(
+        Screening.batch_id.in_(named), is_blind_screening(audits)
+    )
+    return (await session.execute(statement.limit(1))).first() is not None

@@ -37,6 +37,7 @@ from app.models.screening import Screening
 from app.reports.breakdowns import TAGS_SHOWN, DayCount, TagCount, TagCounts
 from app.reports.queue import Backlog, WaitingItem
 from app.reports.summary import Aggregates, ReviewRow, ScreeningRow
+from app.repositories.blind_items import is_blind_screening
 from app.vocabulary import OUTCOMES
 
 CHUNK = 1000
@@ -54,9 +55,15 @@ class ReportFilters:
     role: str | None = None
     model: str | None = None
     prompt_version: str | None = None
+    # Unresolved queue items with one of these `audit` values are blind to the reader (a
+    # reviewer: visibility.screening_blind_audits): their screenings are left out, or a
+    # report narrowed to them would tell their outcome.
+    blind_audits: tuple[bool, ...] = ()
 
     def screening_conditions(self) -> list[ColumnElement[bool]]:
         conditions: list[ColumnElement[bool]] = [Screening.outcome.is_not(None)]
+        if self.blind_audits:
+            conditions.append(~is_blind_screening(self.blind_audits))
         if self.batch_id is not None:
             conditions.append(Screening.batch_id == self.batch_id)
         if self.since is not None:
@@ -74,6 +81,7 @@ class ReportFilters:
             "role": self.role,
             "model": self.model,
             "prompt version": self.prompt_version,
+            "blind items": "left out" if self.blind_audits else None,
         }
         return {label: value for label, value in chosen.items() if value is not None}
 

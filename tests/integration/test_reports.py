@@ -211,6 +211,14 @@ BATCH_REPORT = {
     # S5, reopened: waiting again, with no decision.
     "resolutions": {"total": UNDECIDED, "by_reason": {"translator_conflicting": UNDECIDED}},
     "tags": {"shown": [], "total": 0},
+    # No item was double-reviewed; S1 (passed) and S3 (flagged) were decided mismatch, with
+    # no defect named; no pair was decided both ways.
+    "reviewer_agreement": {"double_reviewed": 0, "agreed": 0, "agreement": None, "kappa": None},
+    "defects": {
+        "mismatches": {"flagged": 1, "passed": 1},
+        "by_outcome": {"flagged": {}, "passed": {}},
+    },
+    "conflicts": 0,
 }
 
 

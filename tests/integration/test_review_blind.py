@@ -292,3 +292,113 @@ async def test_a_double_reviews_first_decision_is_hidden_until_both_are_in(blind
         )
         await session.commit()
     assert [r["note"] for r in await trail(blind.bob)] == ["SENTINEL-FIRST"]
+
+
+async def test_the_state_machines_double_review_hides_the_first_decision_until_both(
+    start_api: StartApi, unconfigured_settings: Settings
+) -> None:
+    async with await start_blind(start_api, unconfigured_settings, review_double_rate=1.0) as api:
+        blind = await keys(api)
+        screening_id = await blind.submit(11, FLAGGED)
+        item_id = (await blind.item_of(screening_id))["id"]
+        path = f"/v1/queue/{item_id}"
+        assert (await blind.post(blind.alice, f"{path}/claim")).status_code == 200
+        first = {"decision": "mismatch", "note": "SENTINEL-FIRST", "defects": ["vacuous"]}
+        decided = await blind.post(blind.alice, f"{path}/decision", first)
+        assert decided.status_code == 201, decided.text
+        assert decided.json()["item_status"] == "awaiting_second" and decided.json()["blind"]
+
+        seen = (await blind.get(blind.bob, path)).json()
+        assert (seen["status"], seen["blind"], seen["trail"]) == ("awaiting_second", True, [])
+        assert leaks(seen) == [] and "SENTINEL-FIRST" not in json.dumps(seen)
+        listed = await queue_items(api, blind.bob)
+        assert "SENTINEL-FIRST" not in json.dumps(listed) and leaks(listed) == []
+        assert [r["note"] for r in (await blind.get(blind.alice, path)).json()["trail"]] == [
+            "SENTINEL-FIRST"
+        ]
+        assert [r["note"] for r in (await blind.get(blind.admin, path)).json()["trail"]] == [
+            "SENTINEL-FIRST"
+        ]
+
+        assert (await blind.post(blind.bob, f"{path}/claim")).status_code == 200
+        second = {"decision": "mismatch", "note": "agreed", "defects": ["vacuous"]}
+        assert (await blind.post(blind.bob, f"{path}/decision", second)).status_code == 201
+        done = (await blind.get(blind.bob, path)).json()
+        assert (done["status"], done["blind"], done["outcome"]) == ("resolved", False, "flagged")
+        assert [(r["actor"], r["blind"]) for r in done["trail"]] == [
+            ("alice", True),
+            ("bob", True),
+        ]
+        summary = (await blind.get(blind.bob, "/v1/reports/summary")).json()
+        assert summary["reviewer_agreement"] == {
+            "double_reviewed": 1,
+            "agreed": 1,
+            "agreement": None,
+            "kappa": None,
+        }
+        assert summary["defects"]["by_outcome"] == {"flagged": {"vacuous": 1}}
+
+
+async def test_a_screening_that_joined_a_blind_item_is_withheld_too(blind: Blind) -> None:
+    opening = await blind.submit(12, FLAGGED)
+    joined = await blind.submit(12, FLAGGED)
+    item = await blind.item_of(opening)
+    assert item["screening_ids"] == [opening, joined]
+    for screening_id in (opening, joined):
+        response = await blind.get(blind.alice, f"/v1/screenings/{screening_id}")
+        assert error_code(response, 403) == "blind_item"
+    page = (await blind.get(blind.alice, "/v1/screenings")).json()["items"]
+    assert {s["id"] for s in page if s["blind"]} == {opening, joined} and leaks(page) == []
+
+    path = f"/v1/queue/{item['id']}"
+    assert (await blind.post(blind.alice, f"{path}/claim")).status_code == 200
+    body = {"decision": "faithful"}
+    assert (await blind.post(blind.alice, f"{path}/decision", body)).status_code == 201
+    for screening_id in (opening, joined):
+        response = await blind.get(blind.alice, f"/v1/screenings/{screening_id}")
+        assert response.status_code == 200 and response.json()["final_decision"] == "faithful"
+
+
+async def test_counts_leave_a_blind_item_out_for_a_reviewer(blind: Blind) -> None:
+    items = [pair(13, "needs_review"), pair(14, "passed", label="mismatch") | {"replies": FLAGGED}]
+    response = await blind.post(blind.bot, "/v1/batches", {"items": items})
+    assert response.status_code == 202, response.text
+    batch_id = response.json()["id"]
+
+    async def progress(key: str) -> dict[str, Any]:
+        got = await blind.get(key, f"/v1/batches/{batch_id}")
+        assert got.status_code == 200, got.text
+        body: dict[str, Any] = got.json()
+        return body
+
+    seen = await progress(blind.alice)
+    assert (seen["done"], seen["blind"]) == (2, 1)
+    assert seen["outcomes"] == {"passed": 0, "flagged": 0, "needs_review": 1}
+    # Only the needs_review item's reviews: its translator reply was unreadable.
+    assert seen["parse_statuses"]["translator"]["ok"] == 0
+    whole = await progress(blind.bot)
+    assert whole["blind"] == 0 and whole["outcomes"]["flagged"] == 1
+    assert whole["parse_statuses"]["translator"]["ok"] == 1
+
+    report = (await blind.get(blind.alice, "/v1/reports/summary", batch_id=batch_id)).json()
+    assert report["screenings"] == 1 and report["outcomes"]["flagged"] == 0
+    assert "translator_mismatch" not in report["reasons"]
+    admin = (await blind.get(blind.admin, "/v1/reports/summary", batch_id=batch_id)).json()
+    assert admin["screenings"] == 2 and admin["outcomes"]["flagged"] == 1
+
+    calibration = f"/v1/batches/{batch_id}/calibration"
+    assert error_code(await blind.get(blind.alice, calibration), 403) == "blind_item"
+    compared = await blind.get(blind.alice, "/v1/calibrations/compare", a=batch_id, b=batch_id)
+    assert error_code(compared, 403) == "blind_item"
+    assert (await blind.get(blind.admin, calibration)).status_code == 200
+
+    results = await blind.get(blind.bot, f"/v1/batches/{batch_id}/results")
+    audited = json.loads(results.text.splitlines()[1])["id"]
+    item = await blind.item_of(audited)
+    assert (await blind.post(blind.alice, f"/v1/queue/{item['id']}/claim")).status_code == 200
+    decision = {"decision": "mismatch", "defects": ["dropped_hypothesis"]}
+    decided = await blind.post(blind.alice, f"/v1/queue/{item['id']}/decision", decision)
+    assert decided.status_code == 201, decided.text
+    after = await progress(blind.alice)
+    assert after["blind"] == 0 and after["outcomes"]["flagged"] == 1
+    assert (await blind.get(blind.alice, calibration)).status_code == 200

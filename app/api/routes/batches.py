@@ -128,10 +128,16 @@ def _rejection(rejected: BatchRejected) -> JSONResponse:
 
 
 @router.get("/{batch_id}", response_model=BatchOut, responses=error_responses(404))
-async def get_batch(batch_id: str, session: SessionDep) -> BatchOut:
-    """Progress, counted from the items: done, outcomes, parse statuses, dead jobs."""
+async def get_batch(
+    batch_id: str, session: SessionDep, principal: SubmitterDep, runtime: RuntimeDep
+) -> BatchOut:
+    """Progress, counted from the items: done, outcomes, parse statuses, dead jobs. For a
+    reviewer-role key (no admin), the items that answer for a blind queue item are counted
+    as `blind` and left out of the rest until the item is resolved."""
     batch = await _existing(session, batch_id)
-    return BatchOut.of_progress(batch, await batches.progress(session, batch))
+    audits = screening_blind_audits(principal, runtime.settings.review_blind)
+    hidden = blind_items.is_blind_screening(audits) if audits else None
+    return BatchOut.of_progress(batch, await batches.progress(session, batch, hidden=hidden))
 
 
 @router.get(

@@ -6,12 +6,18 @@ from __future__ import annotations
 from typing import Annotated
 
 from fastapi import APIRouter, Query
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.calibration_schemas import CalibrationOut, ComparisonOut
-from app.api.deps import SessionDep
+from app.api.deps import RuntimeDep, SessionDep
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import reviewer_access
+from app.auth.dependencies import ReviewerDep, reviewer_access
+from app.auth.principal import Principal
 from app.calibration.service import batch_calibration, compare_batches
+from app.errors import AppError
+from app.repositories import blind_items
+from app.review_queue.visibility import screening_blind_audits
+from app.runtime import Runtime
 
 router = APIRouter(
     prefix="/v1", tags=["calibration"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
@@ -25,9 +31,14 @@ BatchId = Annotated[str, Query(min_length=1, max_length=36)]
     response_model=CalibrationOut,
     responses=error_responses(404),
 )
-async def calibration(session: SessionDep, batch_id: str) -> CalibrationOut:
+async def calibration(
+    session: SessionDep, batch_id: str, principal: ReviewerDep, runtime: RuntimeDep
+) -> CalibrationOut:
     """The confusion matrix of label × outcome, every error rate with its denominator and
-    95% interval, slices by tag and by kind of statement, the configurations seen, cost."""
+    95% interval, slices by tag and by kind of statement, the configurations seen, cost.
+    403 `blind_item` for a reviewer-role key (no admin) while a screening of the batch
+    answers for a blind queue item: labels and outcomes would tell it."""
+    await _refuse_blind(session, principal, runtime, [batch_id])
     return CalibrationOut.model_validate(await batch_calibration(session, batch_id))
 
 
@@ -36,7 +47,25 @@ async def calibration(session: SessionDep, batch_id: str) -> CalibrationOut:
     response_model=ComparisonOut,
     responses=error_responses(404, 409, 422),
 )
-async def compare(session: SessionDep, a: BatchId, b: BatchId) -> ComparisonOut:
+async def compare(
+    session: SessionDep, a: BatchId, b: BatchId, principal: ReviewerDep, runtime: RuntimeDep
+) -> ComparisonOut:
     """False-pass and false-alarm of batch `a` against batch `b` on the labelled pairs both
-    screened, with the pairs each gets wrong alone and the exact McNemar p-value."""
+    screened, with the pairs each gets wrong alone and the exact McNemar p-value. 403
+    `blind_item` for a reviewer-role key (no admin) while a screening of either batch
+    answers for a blind queue item."""
+    await _refuse_blind(session, principal, runtime, [a, b])
     return ComparisonOut.model_validate(await compare_batches(session, a, b))
+
+
+async def _refuse_blind(
+    session: AsyncSession, principal: Principal, runtime: Runtime, batch_ids: list[str]
+) -> None:
+    audits = screening_blind_audits(principal, runtime.settings.review_blind)
+    if await blind_items.batch_has_blind(session, batch_ids, audits):
+        raise AppError(
+            403,
+            "blind_item",
+            "a screening of this batch waits on a blind review: its label and outcome are "
+            "withheld from reviewers until the queue item is resolved",
+        )
