@@ -3,13 +3,13 @@ with `faithscreen screen` (`app.cli.screen`) and `faithscreen eval run`: reading
 first, naming invalid items by their lines, the results file, the end of a run.
 
 All read the same files (see `app.cli.pairs_file`), send them through the same batch
-intake (over HTTP -- `submit` through `app.client` -- or `app.intake.batches` in process), report invalid items by their
-lines in the file, and write the same results: JSON Lines `{"index", "id", "external_id",
-"status", "outcome", "reasons"}` in input order. stdout carries the product (the batch id,
-or the results when no --out is given); progress, one line per failure cause
-(`app.cli.failures`) and messages go to stderr. Exit codes: 0 done, 1 the server or the
-run failed, 2 the input must be fixed (nothing was screened), 3 every screening that
-needed a provider ended in a provider error.
+intake (over HTTP, `submit` through `app.client`; or `app.intake.batches` in process),
+report invalid items by their lines in the file, and write the same results: JSON Lines
+`{"index", "id", "external_id", "status", "outcome", "reasons"}` in input order. stdout
+carries the product (the batch id, or the results when no --out is given); progress, one
+line per failure cause (`app.cli.failures`) and messages go to stderr. Exit codes: 0 done,
+1 the server or the run failed, 2 the input must be fixed (nothing was screened), 3 every
+screening that needed a provider ended in a provider error.
 """
 
 from __future__ import annotations
