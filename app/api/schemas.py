@@ -14,16 +14,26 @@ from app.vocabulary import Outcome, ScreeningStatus
 
 
 class ErrorDetail(BaseModel):
-    field: str = Field(description="Where the problem is, e.g. `options.confirmations`.")
+    """One problem. A request's validation error names `field` and `type`; a batch's
+    names the item (`index`, and `line` for JSON Lines) and a `code`."""
+
+    field: str | None = Field(
+        description="Where the problem is, e.g. `options.confirmations`; null: the whole "
+        "body (or batch item)."
+    )
     message: str
-    type: str | None
+    type: str | None = Field(default=None, description="The validation error's type.")
+    code: str | None = Field(default=None, description="A batch item's error code.")
+    index: int | None = Field(default=None, description="The batch item's position (0-based).")
+    line: int | None = Field(default=None, description="The batch item's line (JSON Lines).")
 
 
 class ErrorInfo(BaseModel):
     code: str = Field(description="Stable and machine-readable, e.g. `validation_error`.")
     message: str
     details: list[ErrorDetail] | None = Field(
-        default=None, description="One entry per invalid field (validation errors only)."
+        default=None,
+        description="One entry per invalid field or batch item (validation errors only).",
     )
 
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Depends, FastAPI, Query
 from app.api.app import create_app
 from app.api.deps import SessionDep
 from app.api.request_body import JsonBody
-from app.api.schemas import Accepted
+from app.api.schemas import Accepted, ErrorBody
 from app.auth.dependencies import admin_access
 from app.intake.requests import ScreeningRequest
 from app.settings import Settings
@@ -101,3 +101,19 @@ async def test_a_405_lists_every_method_of_the_path(idle_api: Api) -> None:
         response = await idle_api.client.request("OPTIONS", path)
         assert response.status_code == 405, response.text
         assert response.headers["allow"] == expected, path
+
+
+async def test_batch_rejections_match_the_error_schema(idle_api: Api) -> None:
+    """A batch's details name items (index, line, code) or the whole body (field null)."""
+    bad_body = await idle_api.client.post("/v1/batches", json={"": None, "items": []})
+    bad_line = await idle_api.client.post(
+        "/v1/batches",
+        content=b'{"informal": "i", "formal": "f"}\n{"informal": ""}\n',
+        headers={"Content-Type": "application/x-ndjson"},
+    )
+    for response in (bad_body, bad_line):
+        assert response.status_code == 422, response.text
+        details = ErrorBody.model_validate(response.json()).error.details
+        assert details, response.text
+    assert bad_body.json()["error"]["details"][0]["field"] is None
+    assert {(d["index"], d["line"]) for d in bad_line.json()["error"]["details"]} == {(1, 2)}
