@@ -209,7 +209,8 @@ def defect_rows(defects: DefectCounts) -> list[list[str]]:
 
 
 def conflicts_text(conflicts: int) -> str:
-    return f"{conflicts} pairs decided both faithful and mismatch over time"
+    pairs = "pair" if conflicts == 1 else "pairs"
+    return f"{conflicts} {pairs} decided both faithful and mismatch over time"
 
 
 def _people_lines(summary: Summary) -> list[str]:

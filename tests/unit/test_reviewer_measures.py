@@ -10,6 +10,7 @@ from itertools import count
 
 import pytest
 
+from app.reports.html import summary_html
 from app.reports.review_stats import person_stats
 from app.reports.reviewers import (
     DecidedScreening,
@@ -17,8 +18,11 @@ from app.reports.reviewers import (
     conflicting_pairs,
     defect_counts,
     double_review_pairs,
+    people_measures,
     reviewer_agreement,
 )
+from app.reports.summary import Aggregates, summarize
+from app.reports.text import summary_text
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 _ids = count(1)
@@ -179,3 +183,24 @@ def test_person_stats_count_decisions_median_seconds_unsure_and_agreement() -> N
     assert (bo.decisions, bo.withdrawn, bo.double_reviewed, bo.agreement) == (2, 1, 2, 0.5)
     assert (root.decisions, root.adjudications, root.unsure_rate) == (0, 1, None)
     assert root.median_seconds is None and root.agreement is None
+
+
+def test_the_text_and_html_reports_show_agreement_defects_and_conflicts() -> None:
+    rows = double(("faithful", "faithful"), ("mismatch", "mismatch"), ("faithful", "mismatch"))
+    rows.append(fact(4, "ann", "mismatch", defects=("dropped_hypothesis", "wrong_type")))
+    decided = [screening(4, "passed", "mismatch", 4), screening(5, "flagged", "faithful", 5, 4)]
+    people = people_measures(decided, rows)
+    summary = summarize([], [], Aggregates(people=people))
+    text = summary_text(summary)
+    assert "Reviewer agreement: 2 of 3 double-reviewed items agreed (66.7%), kappa 0.400" in text
+    assert "Conflicts: 1 pair decided both faithful and mismatch over time" in text
+    assert "decided mismatch    1       0        0" in text
+    assert "dropped_hypothesis  1       0        0" in text
+    page = summary_html(summary, filters={}, generated_at=T0)
+    assert "2 of 3 double-reviewed items agreed (66.7%), kappa 0.400" in page
+    assert "<td>wrong_type</td><td>1</td><td>0</td><td>0</td>" in page
+    empty = summary_text(summarize([], []))
+    assert "0 of 0 double-reviewed items agreed (too few for a rate)" in empty
+    assert "(no mismatch decided)" in empty and "No mismatch decided." in summary_html(
+        summarize([], []), filters={}, generated_at=T0
+    )
