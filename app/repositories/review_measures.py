@@ -14,7 +14,7 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.decision import Decision
-from app.models.queue_item import QueueItem, QueueItemScreening
+from app.models.queue_item import QueueItem, QueueItemScreening, QueueStatus
 from app.models.screening import Screening
 from app.reports.reviewers import DecidedScreening, DecisionFact
 from app.repositories.reports import ReportFilters, as_utc
@@ -85,10 +85,18 @@ async def report_facts(session: AsyncSession, filters: ReportFilters) -> list[De
 
 
 async def facts_between(
-    session: AsyncSession, *, since: datetime | None, until: datetime | None
+    session: AsyncSession,
+    *,
+    since: datetime | None,
+    until: datetime | None,
+    skip_awaiting_second: bool = False,
 ) -> list[DecisionFact]:
-    """Every trail row made in [since, until) (either end open when None), by id."""
+    """Every trail row made in [since, until) (either end open when None), by id;
+    `skip_awaiting_second`: none of an item awaiting its second decision (whose first a
+    non-admin may not learn, not even from a person's counts)."""
     statement = _facts().order_by(Decision.id)
+    if skip_awaiting_second:
+        statement = statement.where(QueueItem.status != QueueStatus.AWAITING_SECOND.value)
     if since is not None:
         statement = statement.where(Decision.created_at >= as_utc(since))
     if until is not None:

@@ -319,6 +319,10 @@ async def test_the_state_machines_double_review_hides_the_first_decision_until_b
         assert [r["note"] for r in (await blind.get(blind.admin, path)).json()["trail"]] == [
             "SENTINEL-FIRST"
         ]
+        # Nor do a person's counts tell it: alice's decision counts once both are in.
+        assert (await blind.get(blind.bob, "/v1/review/stats")).json()["people"] == []
+        [counted] = (await blind.get(blind.admin, "/v1/review/stats")).json()["people"]
+        assert (counted["actor"], counted["mismatch"]) == ("alice", 1)
 
         assert (await blind.post(blind.bob, f"{path}/claim")).status_code == 200
         second = {"decision": "mismatch", "note": "agreed", "defects": ["vacuous"]}
@@ -328,6 +332,11 @@ async def test_the_state_machines_double_review_hides_the_first_decision_until_b
         assert [(r["actor"], r["blind"]) for r in done["trail"]] == [
             ("alice", True),
             ("bob", True),
+        ]
+        stats = (await blind.get(blind.bob, "/v1/review/stats")).json()["people"]
+        assert [(p["actor"], p["mismatch"], p["double_reviewed"]) for p in stats] == [
+            ("alice", 1, 1),
+            ("bob", 1, 1),
         ]
         summary = (await blind.get(blind.bob, "/v1/reports/summary")).json()
         assert summary["reviewer_agreement"] == {

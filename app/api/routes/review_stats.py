@@ -10,7 +10,8 @@ from fastapi import APIRouter, Query
 from app.api.deps import SessionDep
 from app.api.report_schemas import PersonStatsOut, ReviewStatsOut
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import reviewer_access
+from app.auth.dependencies import ReviewerDep, reviewer_access
+from app.auth.principal import AccessRole
 from app.intake.requests import UtcTime
 from app.reports.review_stats import person_stats
 from app.repositories import review_measures
@@ -26,13 +27,19 @@ router = APIRouter(
 @router.get("/stats", response_model=ReviewStatsOut, responses=error_responses(422))
 async def review_stats(
     session: SessionDep,
+    principal: ReviewerDep,
     since: Annotated[UtcTime | None, Query(description="Decided at or after (UTC).")] = None,
     until: Annotated[UtcTime | None, Query(description="Decided before (UTC).")] = None,
 ) -> ReviewStatsOut:
     """Per person: decisions, the median seconds per item (from the claim to the decision),
     the unsure rate, and agreement with the other person on the double-reviewed items they
     were one of the two on (both decisions inside the time range). A withdrawn decision is
-    counted as withdrawn, not as a decision."""
-    facts = await review_measures.facts_between(session, since=since, until=until)
+    counted as withdrawn, not as a decision. For anyone but an admin, a double review
+    awaiting its second decision counts for nobody until both are in: a count must not
+    tell the second person what the first decided."""
+    sighted = principal.allows(AccessRole.ADMIN)
+    facts = await review_measures.facts_between(
+        session, since=since, until=until, skip_awaiting_second=not sighted
+    )
     people = [PersonStatsOut.model_validate(row) for row in person_stats(facts)]
     return ReviewStatsOut(people=people)
