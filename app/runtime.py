@@ -49,24 +49,39 @@ def tune_garbage_collection() -> None:
 
 
 def build_clients(settings: Settings) -> dict[Role, LLMClient]:
-    """One pooled client per configured role; an unconfigured role has none."""
+    """One pooled client per configured role; an unconfigured role has none. With a panel
+    the single judge's settings are ignored: no client for it."""
+    roles = [Role.TRANSLATOR] if settings.panel else list(Role)
     return {
         role: LLMClient(settings.provider(role), concurrency=settings.llm_concurrency)
-        for role in Role
+        for role in roles
         if not settings.provider(role).missing(role)
+    }
+
+
+def build_judge_clients(settings: Settings) -> dict[str, LLMClient]:
+    """A panel's judges, each on a pooled client (and concurrency) of its own."""
+    return {
+        name: LLMClient(settings.judge_provider(name), concurrency=settings.llm_concurrency)
+        for name in settings.panel
     }
 
 
 def _log_configuration(settings: Settings) -> None:
     """Where this process stores and calls, credentials masked: what an operator checks first."""
     log.info("database: %s", mask_url_credentials(settings.database_url))
-    for role in Role:
+    for role in [Role.TRANSLATOR] if settings.panel else list(Role):
         provider = settings.provider(role)
         if provider.missing(role):
             log.info("%s: not configured", role.value)
         else:
             base_url = mask_url_credentials(provider.base_url or "")
             log.info("%s: model %s at %s", role.value, provider.model, base_url)
+    for name in settings.panel:
+        provider = settings.judge_provider(name)
+        base_url = mask_url_credentials(provider.base_url or "")
+        log.info("judge %s (panel, %s): model %s at %s", name, settings.panel_rule,
+                 provider.model, base_url)  # fmt: skip
 
 
 def _report_worker_end(task: asyncio.Task[None]) -> None:
@@ -82,6 +97,8 @@ class Runtime:
     engine: AsyncEngine
     sessions: async_sessionmaker[AsyncSession]
     clients: dict[Role, LLMClient]
+    # A panel's judges' clients, by judge name (empty with a single judge).
+    judge_clients: dict[str, LLMClient] = field(default_factory=dict)
     worker: Worker | None = None
     pipeline: ScreeningPipeline | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
@@ -93,7 +110,7 @@ class Runtime:
         sessions = make_session_factory(engine)
         clients = build_clients(settings)
         _log_configuration(settings)
-        runtime = cls(settings, engine, sessions, clients)
+        runtime = cls(settings, engine, sessions, clients, build_judge_clients(settings))
         missing = settings.missing_providers()
         if with_worker and missing:
             # Every queued job needs both roles' calls (supplied replies are decided at
@@ -102,7 +119,7 @@ class Runtime:
             log.warning(NO_PROVIDERS_NO_WORKER, ", ".join(missing))
             with_worker = False
         if with_worker:
-            runtime.pipeline = ScreeningPipeline(sessions, clients, settings)
+            runtime.pipeline = ScreeningPipeline(sessions, clients, settings, runtime.judge_clients)
             runtime.worker = Worker(
                 sessions,
                 runtime.pipeline,
@@ -149,6 +166,6 @@ class Runtime:
                 # Writes of cancelled screenings may still be committing.
                 await self.pipeline.idle()
         finally:
-            for client in self.clients.values():
+            for client in [*self.clients.values(), *self.judge_clients.values()]:
                 await client.aclose()
             await self.engine.dispose()

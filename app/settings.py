@@ -7,15 +7,22 @@ change the environment first.
 from __future__ import annotations
 
 import ipaddress
+import os
 import re
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, Self
 from urllib.parse import unquote_plus
 
-from pydantic import BaseModel, Field, SecretStr, field_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic.fields import FieldInfo
+from pydantic_core import PydanticCustomError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+)
 
-from app.vocabulary import Role
+from app.vocabulary import SINGLE_JUDGE, PanelRule, Role
 
 DEFAULT_DATABASE_URL = "sqlite:///faithscreen.db"
 
@@ -44,6 +51,46 @@ class ProviderSettings(BaseModel):
         return [prefix + name for name in ("BASE_URL", "MODEL") if not getattr(self, name.lower())]
 
 
+# A panel judge's name: FAITHSCREEN_JUDGE_<NAME>_MODEL must not read as a single judge's
+# setting, so a name may not be a word one of those begins with (FAITHSCREEN_JUDGE_MAX_TOKENS).
+JUDGE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
+RESERVED_JUDGE_NAMES = frozenset(
+    {"base", "model", "api", "max", "temperature", "timeout", "connect", "requests"}
+)
+JUDGES_ENV = "FAITHSCREEN_JUDGES"
+# The type of a refused panel setting: its message names the variable (cli/environment.py).
+PANEL_ERROR = "panel_setting"
+
+
+def judge_prefix(name: str) -> str:
+    """FAITHSCREEN_JUDGE_<NAME>_: where a panel judge's settings are read."""
+    return f"FAITHSCREEN_JUDGE_{name.upper()}_"
+
+
+def judge_names_of(value: str) -> list[str]:
+    """The names in FAITHSCREEN_JUDGES (comma-separated, blanks around a name dropped)."""
+    return [name.strip() for name in value.split(",") if name.strip()]
+
+
+class PanelSource(PydanticBaseSettingsSource):
+    """Each judge named in FAITHSCREEN_JUDGES configured as the single judge is, under its
+    upper-cased name (FAITHSCREEN_JUDGE_A_BASE_URL): a name no fixed field can carry."""
+
+    def get_field_value(self, field: FieldInfo, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # everything is read in __call__
+
+    def __call__(self) -> dict[str, Any]:
+        environ = {name.upper(): value for name, value in os.environ.items()}
+        names = judge_names_of(environ.get(JUDGES_ENV, ""))
+        panel = {name: _provider_values(environ, judge_prefix(name)) for name in names}
+        return {"panel_providers": panel} if panel else {}
+
+
+def _provider_values(environ: dict[str, str], prefix: str) -> dict[str, str]:
+    fields = ProviderSettings.model_fields
+    return {f: environ[prefix + f.upper()] for f in fields if prefix + f.upper() in environ}
+
+
 class Settings(BaseSettings):
     model_config = SettingsConfigDict(
         env_prefix="FAITHSCREEN_",
@@ -55,6 +102,15 @@ class Settings(BaseSettings):
     database_url: str = DEFAULT_DATABASE_URL
     translator: ProviderSettings = ProviderSettings()
     judge: ProviderSettings = ProviderSettings()
+    # ---- Judge panels ----
+    # "a,b,c": a panel of named judges, each configured under FAITHSCREEN_JUDGE_<NAME>_*;
+    # empty: the one judge of FAITHSCREEN_JUDGE_*.
+    judges: str = ""
+    # How the panel's standing MISMATCHes combine: any flags ("unanimous"), or only those
+    # of more than half of the judges ("majority"); per request `options.panel_rule`.
+    panel_rule: Literal["unanimous", "majority"] = "unanimous"
+    # Filled from FAITHSCREEN_JUDGE_<NAME>_* by PanelSource, one entry per named judge.
+    panel_providers: dict[str, ProviderSettings] = Field(default_factory=dict)
     confirmations: int = Field(default=0, ge=0, le=5)
     format_retries: int = Field(default=2, ge=0, le=5)
     # In-flight calls per provider per process.
@@ -127,11 +183,69 @@ class Settings(BaseSettings):
                 raise ValueError(f"{entry!r} is not an IP address or network (or '*')") from None
         return value
 
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        panel = PanelSource(settings_cls)
+        return init_settings, env_settings, panel, dotenv_settings, file_secret_settings
+
+    @model_validator(mode="after")
+    def _panel_complete(self) -> Self:
+        names = judge_names_of(self.judges)
+        for name in names:
+            if not JUDGE_NAME.fullmatch(name) or name in RESERVED_JUDGE_NAMES:
+                raise _panel_error(
+                    f"{JUDGES_ENV}={self.judges!r} is not accepted: judge {name!r} must match "
+                    f"[a-z][a-z0-9_]{{0,31}} and not be one of "
+                    f"{', '.join(sorted(RESERVED_JUDGE_NAMES))}"
+                )
+        if len(set(names)) != len(names):
+            raise _panel_error(
+                f"{JUDGES_ENV}={self.judges!r} is not accepted: a judge is named twice"
+            )
+        for name in names:
+            provider = self.panel_providers.get(name, ProviderSettings())
+            for field in ("base_url", "model"):
+                if not getattr(provider, field):
+                    variable = judge_prefix(name) + field.upper()
+                    raise _panel_error(
+                        f"{variable} is not set: judge {name!r} of {JUDGES_ENV} needs a base URL "
+                        "and a model"
+                    )
+        return self
+
+    @property
+    def panel(self) -> tuple[str, ...]:
+        """The panel's judge names in FAITHSCREEN_JUDGES order; () with a single judge."""
+        return tuple(judge_names_of(self.judges))
+
+    def judge_names(self) -> tuple[str, ...]:
+        """The judges a new screening is screened by: the panel, or the single judge."""
+        return self.panel or (SINGLE_JUDGE,)
+
+    def judge_provider(self, name: str) -> ProviderSettings:
+        """A judge's provider: the panel's judge of that name, or FAITHSCREEN_JUDGE_*."""
+        if self.panel:
+            return self.panel_providers.get(name, ProviderSettings())
+        return self.judge
+
+    @property
+    def default_panel_rule(self) -> PanelRule:
+        return PanelRule(self.panel_rule)
+
     def provider(self, role: Role) -> ProviderSettings:
         return self.translator if role is Role.TRANSLATOR else self.judge
 
     def missing_providers(self) -> list[str]:
-        return [name for role in Role for name in self.provider(role).missing(role)]
+        # A panel's judges are complete, or the settings were refused.
+        roles = [Role.TRANSLATOR] if self.panel else list(Role)
+        return [name for role in roles for name in self.provider(role).missing(role)]
 
     @property
     def effective_worker_capacity(self) -> int:
@@ -149,7 +263,16 @@ class Settings(BaseSettings):
             data[role.value]["api_key"] = "**********" if provider.api_key else None
             if provider.base_url:
                 data[role.value]["base_url"] = mask_url_credentials(provider.base_url)
+        for name, provider in self.panel_providers.items():
+            shown = data["panel_providers"][name]
+            shown["api_key"] = "**********" if provider.api_key else None
+            if provider.base_url:
+                shown["base_url"] = mask_url_credentials(provider.base_url)
         return data
+
+
+def _panel_error(message: str) -> PydanticCustomError:
+    return PydanticCustomError(PANEL_ERROR, message.replace("{", "{{").replace("}", "}}"))
 
 
 MASK = "***"

@@ -77,6 +77,21 @@ class Role(StrEnum):
     JUDGE = "judge"
 
 
+# The judge's name when there is one judge (FAITHSCREEN_JUDGE_*): what its reviews store as
+# `judge_name`, so that a panel's judges and the single judge are read alike.
+SINGLE_JUDGE = "judge"
+
+
+class PanelRule(StrEnum):
+    """How a panel's judges' standing MISMATCHes combine (FAITHSCREEN_PANEL_RULE)."""
+
+    UNANIMOUS = "unanimous"  # a standing MISMATCH from any judge flags the pair
+    MAJORITY = "majority"  # only one from more than half of them does
+
+
+PANEL_RULES: tuple[str, ...] = tuple(rule.value for rule in PanelRule)
+
+
 class Purpose(StrEnum):
     """Why an LLM call was made."""
 

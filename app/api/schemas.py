@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, field_validator
 
 from app.models.review import Review
 from app.models.screening import Screening
@@ -92,8 +92,19 @@ class EvidenceOut(BaseModel):
     )
 
 
+JUDGE_NAME_DOC = (
+    "Which judge: a panel judge's name (FAITHSCREEN_JUDGES), `judge` for the single judge; "
+    "null for the translator."
+)
+
+
+def _judge_name(value: object) -> object:
+    return None if value == "" else value  # a translator review stores no judge name
+
+
 class ReviewOut(BaseModel):
     role: str
+    judge_name: str | None = Field(default=None, description=JUDGE_NAME_DOC)
     attempt: int
     purpose: str
     raw_response: str | None = Field(
@@ -115,6 +126,8 @@ class ReviewOut(BaseModel):
     parser_version: str
     prompt_version: str | None
     created_at: datetime
+
+    _no_judge = field_validator("judge_name", mode="before")(_judge_name)
 
     @classmethod
     def of(cls, review: Review) -> ReviewOut:
@@ -172,9 +185,11 @@ class RulingOut(BaseModel):
 
 
 class ReadingOut(BaseModel):
-    """A stored reply (the review `role`/`attempt`) read again by a re-scoring run."""
+    """A stored reply (the review `role`/`judge_name`/`attempt`) read again by a re-scoring
+    run."""
 
     role: str
+    judge_name: str | None = Field(default=None, description=JUDGE_NAME_DOC)
     attempt: int
     verdict: str
     parse_status: str
@@ -184,12 +199,22 @@ class ReadingOut(BaseModel):
     rescore_id: str
     created_at: datetime
 
+    _no_judge = field_validator("judge_name", mode="before")(_judge_name)
+
 
 class ScreeningOut(ScreeningSummary):
     informal: str
     formal: str
     header: str
     confirmations: int
+    judges: list[str] | None = Field(
+        default=None,
+        description="The judge panel it was screened by (FAITHSCREEN_JUDGES); null for the "
+        "single judge.",
+    )
+    panel_rule: Literal["unanimous", "majority"] | None = Field(
+        default=None, description="How the panel's votes combined; null for the single judge."
+    )
     evidence: list[EvidenceOut]
     evidence_version: str | None
     error: str | None
@@ -222,6 +247,8 @@ class ScreeningOut(ScreeningSummary):
             formal=pair.formal,
             header=pair.header,
             confirmations=screening.confirmations,
+            judges=screening.judges,
+            panel_rule=screening.panel_rule,
             evidence=[EvidenceOut(**e) for e in screening.evidence],
             evidence_version=screening.evidence_version,
             error=screening.error,

@@ -19,7 +19,14 @@ from pydantic.fields import FieldInfo
 from pydantic_settings import SettingsError
 
 from app.db.migrate import MIGRATIONS_DIR_ENV
-from app.settings import Settings
+from app.settings import (
+    JUDGES_ENV,
+    PANEL_ERROR,
+    ProviderSettings,
+    Settings,
+    judge_names_of,
+    judge_prefix,
+)
 
 PREFIX = "FAITHSCREEN_"
 # The test suite's own variables (FAITHSCREEN_TEST_POSTGRES_URL): no setting, no typo.
@@ -27,13 +34,17 @@ TEST_PREFIX = "FAITHSCREEN_TEST_"
 # The key `submit` and `eval --server` send: a client's variable, not a server setting.
 API_KEY_ENV = "FAITHSCREEN_API_KEY"
 READ_OUTSIDE_SETTINGS = frozenset({API_KEY_ENV, MIGRATIONS_DIR_ENV})
+SINGLE_JUDGE_PREFIX = "FAITHSCREEN_JUDGE_"
 _KINDS = {int: "a whole number", float: "a number"}
 
 
-def known_variables() -> set[str]:
+def known_variables(environ: Mapping[str, str] | None = None) -> set[str]:
     """Every FAITHSCREEN_* name something reads: each setting, each field of a setting
-    group (FAITHSCREEN_TRANSLATOR_MODEL) and the group itself (a JSON object)."""
+    group (FAITHSCREEN_TRANSLATOR_MODEL) and the group itself (a JSON object), and each
+    field of every judge `environ` names in FAITHSCREEN_JUDGES (FAITHSCREEN_JUDGE_A_MODEL)."""
     names = set(READ_OUTSIDE_SETTINGS)
+    for judge in _panel_of(environ or {}):
+        names.update(judge_prefix(judge) + sub.upper() for sub in ProviderSettings.model_fields)
     for name, field in Settings.model_fields.items():
         variable = PREFIX + name.upper()
         names.add(variable)
@@ -46,7 +57,7 @@ def known_variables() -> set[str]:
 def unknown_variable_warnings(environ: Mapping[str, str]) -> list[str]:
     """A warning per FAITHSCREEN_* name that nothing reads, with the closest known one.
     Names are compared upper-cased, as the settings read them."""
-    known = sorted(known_variables())
+    known = sorted(known_variables(environ))
     warnings = []
     for name in sorted(environ):
         upper = name.upper()
@@ -56,6 +67,26 @@ def unknown_variable_warnings(environ: Mapping[str, str]) -> list[str]:
         hint = f"; did you mean {close[0]}?" if close else ""
         warnings.append(f"{name} is not a FaithScreen setting and is ignored{hint}")
     return warnings
+
+
+def ignored_judge_warning(environ: Mapping[str, str]) -> str | None:
+    """With a panel, the single judge's FAITHSCREEN_JUDGE_* settings are not read: one
+    warning naming those that are set, None when none is."""
+    if not _panel_of(environ):
+        return None
+    single = {SINGLE_JUDGE_PREFIX + sub.upper() for sub in ProviderSettings.model_fields}
+    ignored = sorted(name for name in environ if name.upper() in single)
+    if not ignored:
+        return None
+    return (
+        f"{', '.join(ignored)} {'is' if len(ignored) == 1 else 'are'} ignored: with "
+        f"{JUDGES_ENV} set, each judge is configured under its name (FAITHSCREEN_JUDGE_<NAME>_*)"
+    )
+
+
+def _panel_of(environ: Mapping[str, str]) -> list[str]:
+    value = next((v for k, v in environ.items() if k.upper() == JUDGES_ENV), "")
+    return judge_names_of(value)
 
 
 def bad_setting_lines(error: ValidationError | SettingsError) -> list[str]:
@@ -103,8 +134,13 @@ def _bounds(metadata: Iterable[object]) -> str:
 
 
 def _refused(where: tuple[str, ...], problem: Mapping[str, Any]) -> str:
+    if problem["type"] == PANEL_ERROR:  # its message names the variable already
+        return str(problem["msg"])
     variable = PREFIX + "_".join(where).upper()
     field = _field_at(where)
+    if where[:1] == ("panel_providers",) and len(where) == 3:
+        variable = judge_prefix(where[1]) + where[2].upper()
+        field = ProviderSettings.model_fields.get(where[2])
     if field is None:
         return f"{variable} is not accepted: {problem['msg']}"
     given = problem.get("input")

@@ -45,6 +45,12 @@ class Probe:
     target: str
     result: CallResult | None = None
     reading: Reading | None = None
+    # A panel judge's name (FAITHSCREEN_JUDGES); None for the translator and single judge.
+    judge: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.role.value if self.judge is None else f"judge {self.judge}"
 
     @property
     def cause(self) -> str | None:
@@ -70,34 +76,41 @@ def check_command() -> None:
         typer.echo(describe(probe))
     failed = [probe for probe in probes if probe.cause is not None]
     if failed:
-        names = ", ".join(probe.role.value for probe in failed)
+        names = ", ".join(probe.name for probe in failed)
         typer.echo(f"faithscreen providers check: failed for {names}", err=True)
         raise typer.Exit(EXIT_FAILED)
     typer.echo("every role answered, readably")
 
 
 async def probe_all(settings: Settings) -> list[Probe]:
+    """Each role's provider; with a judge panel, the translator's and each judge's."""
+    if settings.panel:
+        probes = [probe(settings, Role.TRANSLATOR)]
+        probes += [probe(settings, Role.JUDGE, name) for name in settings.panel]
+        return list(await asyncio.gather(*probes))
     return list(await asyncio.gather(*(probe(settings, role) for role in Role)))
 
 
-async def probe(settings: Settings, role: Role) -> Probe:
-    provider = settings.provider(role)
-    missing = provider.missing(role)
+async def probe(settings: Settings, role: Role, judge: str | None = None) -> Probe:
+    # A panel judge is complete, or the settings were refused before this ran.
+    provider = settings.provider(role) if judge is None else settings.judge_provider(judge)
+    missing = provider.missing(role) if judge is None else []
     if missing:
         return Probe(role, ", ".join(missing))
     target = f"{provider.model} at {endpoint_of(provider.base_url or '')}"
     async with LLMClient(provider, concurrency=1) as client:
         result = await client.complete(review_messages(role, PROBE_PAIR))
-    return Probe(role, target, result, None if result.failed else reading_of_call(result))
+    reading = None if result.failed else reading_of_call(result)
+    return Probe(role, target, result, reading, judge)
 
 
 def describe(probe: Probe) -> str:
     """The role's block: a heading, then one line per question, and the cause."""
     result, cause = probe.result, probe.cause
     if result is None:
-        return f"{probe.role.value}: not configured\n  cause      {cause}\n"
+        return f"{probe.name}: not configured\n  cause      {cause}\n"
     lines = [
-        f"{probe.role.value}: {probe.target}",
+        f"{probe.name}: {probe.target}",
         f"  reachable  {_reachable(result)}",
         f"  answered   {_answered(result)}",
         f"  latency    {result.latency_ms} ms",

@@ -8,7 +8,12 @@ from typing import Any
 import typer
 from typer.core import TyperGroup
 
-from app.cli.environment import bad_setting_lines, is_settings_error, unknown_variable_warnings
+from app.cli.environment import (
+    bad_setting_lines,
+    ignored_judge_warning,
+    is_settings_error,
+    unknown_variable_warnings,
+)
 
 EXIT_BAD_SETTING = 2
 
@@ -47,3 +52,6 @@ def root() -> None:
     """Screen informal/Lean 4 statement pairs for faithfulness."""
     for warning in unknown_variable_warnings(os.environ):
         typer.echo(f"faithscreen: warning: {warning}", err=True)
+    ignored = ignored_judge_warning(os.environ)
+    if ignored is not None:
+        typer.echo(f"faithscreen: warning: {ignored}", err=True)

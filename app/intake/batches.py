@@ -29,19 +29,18 @@ from app.errors import AppError, PayloadTooLarge
 from app.evidence import run_checks
 from app.evidence.finding import Finding
 from app.intake.batch_body import BatchBody, BatchRejected, Items, RawItem, error_detail, read_items
-from app.intake.requests import ScreeningRequest, SuppliedReplies
+from app.intake.requests import ScreeningRequest
 from app.intake.screenings import check_request
+from app.intake.supplied import JudgesRefused, decide_supplied, request_panel
 from app.models.batch import Batch, new_batch_id
 from app.models.screening import new_screening_id
-from app.pipeline.records import reading_of_record, supplied_record
 from app.pipeline.ruling import ScreeningRuling
-from app.policy import RoleResult, decide
 from app.repositories import batches, jobs, pairs, reviews, screenings
 from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import NewScreening
 from app.review_queue.intake import queue_many
 from app.settings import Settings
-from app.vocabulary import Pair, Role
+from app.vocabulary import Pair
 
 __all__ = [
     "Accepted",
@@ -151,8 +150,8 @@ def _checked(item: RawItem, settings: Settings, errors: ItemErrors) -> Screening
 
 def _field_of(error: AppError) -> str:
     """The field a `check_request` refusal is about (its message names it for people)."""
-    if isinstance(error, PayloadTooLarge):
-        return error.field  # a statement, or `replies.translator` / `replies.judge`
+    if isinstance(error, PayloadTooLarge | JudgesRefused):
+        return error.field  # a statement, `replies.translator`, `replies.judges.<name>`...
     return {"confirmations_need_provider": "options.confirmations"}.get(error.code, "replies")
 
 
@@ -246,6 +245,7 @@ async def _store_chunk(
     records: list[ReviewRecord] = []
     queued: list[str] = []
     for (index, request), pair_id in zip(chunk, pair_ids, strict=True):
+        panel = request_panel(request, settings)
         screening = NewScreening(
             id=new_screening_id(),
             pair_id=pair_id,
@@ -255,11 +255,14 @@ async def _store_chunk(
             confirmations=_confirmations(request, settings),
             label=request.label,
             tags=request.tags,
+            judges=None if panel is None else panel.judges,
+            panel_rule=None if panel is None else panel.rule.value,
         )
         if request.replies is None:
             queued.append(screening.id)
         else:
-            ruling, decided = decide_supplied(screening.id, request.replies, findings[index] or ())
+            found = findings[index] or ()
+            ruling, decided = decide_supplied(screening.id, request.replies, found, panel)
             records.extend(decided)
             screening = _decided(screening, ruling)
         new.append(screening)
@@ -271,20 +274,6 @@ async def _store_chunk(
     )
     await jobs.enqueue_many(session, queued)
     return len(queued)
-
-
-def decide_supplied(
-    screening_id: str, replies: SuppliedReplies, findings: Sequence[Finding]
-) -> tuple[ScreeningRuling, list[ReviewRecord]]:
-    """The ruling and review records for supplied replies, given the pair's findings:
-    what a single submission decides, with the evidence checks already run."""
-    records = [
-        supplied_record(screening_id, Role.TRANSLATOR, replies.translator),
-        supplied_record(screening_id, Role.JUDGE, replies.judge),
-    ]
-    translator, judge = (RoleResult(reading_of_record(record)) for record in records)
-    findings = tuple(findings)
-    return ScreeningRuling(decide(translator, judge, findings, 0), findings), records
 
 
 def _decided(screening: NewScreening, ruling: ScreeningRuling) -> NewScreening:

@@ -5,7 +5,16 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Annotated, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
+from pydantic_core import PydanticCustomError
 
 
 def storable(text: str) -> str:
@@ -62,6 +71,13 @@ class Options(BaseModel):
             "Re-reviews of a mismatch before it stands (default FAITHSCREEN_CONFIRMATIONS)."
         ),
     )
+    panel_rule: Literal["unanimous", "majority"] | None = Field(
+        default=None,
+        description=(
+            "How a judge panel's MISMATCHes combine (default FAITHSCREEN_PANEL_RULE); only "
+            "with a panel (FAITHSCREEN_JUDGES)."
+        ),
+    )
 
 
 class SuppliedReplies(BaseModel):
@@ -70,7 +86,26 @@ class SuppliedReplies(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True)
 
     translator: StorableText = Field(description="The translator's reply, verbatim.")
-    judge: StorableText = Field(description="The judge's reply, verbatim.")
+    # Before `judge`: its validator reads whether these were given.
+    judges: dict[str, StorableText] | None = Field(
+        default=None,
+        description="With a judge panel (FAITHSCREEN_JUDGES): each judge's reply, by name.",
+    )
+    judge: StorableText | None = Field(
+        default=None,
+        validate_default=True,
+        description="The judge's reply, verbatim (without a judge panel).",
+    )
+
+    @field_validator("judge")
+    @classmethod
+    def _one_judge_or_a_panel(cls, value: str | None, info: ValidationInfo) -> str | None:
+        # Which of the two a server takes depends on its panel (checked at intake); one of
+        # them must be there.
+        # (`judges` is left out of `info.data` when it failed: that error is enough.)
+        if value is None and "judges" in info.data and info.data["judges"] is None:
+            raise PydanticCustomError("missing", "Field required")
+        return value
 
 
 class ScreeningRequest(BaseModel):

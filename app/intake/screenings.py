@@ -5,20 +5,21 @@ from __future__ import annotations
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import AppError, PayloadTooLarge, ProviderNotConfigured
-from app.intake.requests import ScreeningRequest
+from app.evidence import run_checks
+from app.intake.requests import ScreeningRequest, SuppliedReplies
+from app.intake.supplied import check_judges, check_reply_sizes, decide_supplied, request_panel
 from app.models.screening import Screening
-from app.pipeline.records import reading_of_record, supplied_record
-from app.pipeline.ruling import decide_pair
-from app.policy import RoleResult
+from app.policy import Panel
 from app.repositories import jobs, pairs, reviews, screenings
 from app.review_queue.intake import queue_for_review
 from app.settings import Settings
-from app.vocabulary import Pair, Role
+from app.vocabulary import Pair
 
 
 def check_request(request: ScreeningRequest, settings: Settings) -> None:
     """Reject what cannot be screened, before anything is stored."""
     _check_sizes(request, settings)
+    check_judges(request, settings)
     if request.replies is None:
         missing = settings.missing_providers()
         if missing:
@@ -40,10 +41,7 @@ def _check_sizes(request: ScreeningRequest, settings: Settings) -> None:
         if len(getattr(request, field).encode("utf-8")) > limit:
             raise PayloadTooLarge(field, limit)
     if request.replies is not None:
-        for role in ("translator", "judge"):
-            if len(getattr(request.replies, role).encode("utf-8")) > settings.max_reply_bytes:
-                field, limit = f"replies.{role}", settings.max_reply_bytes
-                raise PayloadTooLarge(field, limit, "FAITHSCREEN_MAX_REPLY_BYTES")
+        check_reply_sizes(request.replies, settings.max_reply_bytes)
 
 
 async def submit(
@@ -59,6 +57,7 @@ async def submit(
     pair_row = await pairs.get_or_create(session, pair)
     supplied = request.replies is not None
     confirmations = 0 if supplied else _confirmations(request, settings)
+    panel = request_panel(request, settings)
     screening = await screenings.add(
         session,
         pair_id=pair_row.id,
@@ -67,14 +66,14 @@ async def submit(
         confirmations=confirmations,
         label=request.label,
         tags=request.tags,
+        judges=None if panel is None else panel.judges,
+        panel_rule=None if panel is None else panel.rule.value,
     )
     if request.replies is None:
         await jobs.enqueue(session, screening.id)
     else:
         replies = request.replies
-        await _decide_supplied(
-            session, screening.id, pair, replies.translator, replies.judge, settings
-        )
+        await _decide_supplied(session, screening.id, pair, replies, panel, settings)
     return screening
 
 
@@ -87,18 +86,14 @@ async def _decide_supplied(
     session: AsyncSession,
     screening_id: str,
     pair: Pair,
-    translator: str,
-    judge: str,
+    replies: SuppliedReplies,
+    panel: Panel | None,
     settings: Settings,
 ) -> None:
-    records = {
-        Role.TRANSLATOR: supplied_record(screening_id, Role.TRANSLATOR, translator),
-        Role.JUDGE: supplied_record(screening_id, Role.JUDGE, judge),
-    }
-    for record in records.values():
+    findings = tuple(run_checks(pair))
+    decided, records = decide_supplied(screening_id, replies, findings, panel)
+    for record in records:
         await reviews.add(session, record)
-    results = {role: RoleResult(reading_of_record(r)) for role, r in records.items()}
-    decided = decide_pair(pair, results[Role.TRANSLATOR], results[Role.JUDGE], 0)
     await screenings.record_outcome(
         session,
         screening_id,

@@ -15,9 +15,12 @@ from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
-from app.vocabulary import Purpose
+from app.vocabulary import Purpose, Role
 
 PURPOSES = tuple(p.value for p in Purpose)
+# A translator review's `judge_name`: it names no judge (the column is part of a unique
+# key, which NULL would not keep).
+NO_JUDGE = ""
 
 
 class ReviewIsAppendOnly(Exception):
@@ -27,16 +30,23 @@ class ReviewIsAppendOnly(Exception):
 class Review(Base):
     __tablename__ = "reviews"
     __table_args__ = (
-        # A job re-run after a crash can never store a second review for one attempt.
-        # Its index also serves lookups by screening_id (the leading column).
-        UniqueConstraint("screening_id", "role", "attempt"),
+        # A job re-run after a crash can never store a second review for one attempt of
+        # one judge (or of the translator). Its index also serves lookups by screening_id.
+        UniqueConstraint("screening_id", "role", "judge_name", "attempt"),
         CheckConstraint(one_of("purpose", PURPOSES), name="purpose"),
+        # Every judge review names its judge; no translator review does.
+        CheckConstraint(
+            f"(role = '{Role.JUDGE.value}') = (judge_name <> '{NO_JUDGE}')", name="judge_name"
+        ),
     )
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"))
     role: Mapped[str] = mapped_column(String(16))
-    # 1, 2, 3... per screening and role, across purposes.
+    # Which judge: a panel judge's name (FAITHSCREEN_JUDGES), `judge` for the single judge,
+    # NO_JUDGE for the translator.
+    judge_name: Mapped[str] = mapped_column(String(32), default=NO_JUDGE, server_default=NO_JUDGE)
+    # 1, 2, 3... per screening, role and judge, across purposes.
     attempt: Mapped[int]
     purpose: Mapped[str] = mapped_column(String(16))
     prompt_version: Mapped[str | None] = mapped_column(String(64))

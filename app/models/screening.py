@@ -21,7 +21,7 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
 from app.models.decision import FINAL_VALUES
-from app.vocabulary import LABELS, OUTCOMES, ScreeningStatus
+from app.vocabulary import LABELS, OUTCOMES, PANEL_RULES, ScreeningStatus
 
 if TYPE_CHECKING:
     from app.models.pair import PairRow
@@ -49,6 +49,9 @@ class Screening(Base):
             name="final_decision",
         ),
         CheckConstraint(f"label IS NULL OR {one_of('label', LABELS)}", name="label"),
+        CheckConstraint(
+            f"panel_rule IS NULL OR {one_of('panel_rule', PANEL_RULES)}", name="panel_rule"
+        ),
         # A batch's labelled screenings, read by its calibration.
         Index("ix_screenings_batch_id_label", "batch_id", "label"),
     )
@@ -69,6 +72,10 @@ class Screening(Base):
     policy_version: Mapped[str | None] = mapped_column(String(64))
     evidence_version: Mapped[str | None] = mapped_column(String(64))
     confirmations: Mapped[int] = mapped_column(default=0)
+    # A panel screening's judges (FAITHSCREEN_JUDGES when it was submitted) and how their
+    # votes combine; both None for a screening by the single judge.
+    judges: Mapped[list[str] | None] = mapped_column(JSON)
+    panel_rule: Mapped[str | None] = mapped_column(String(16))
     # Why it ended as it did, when a cause (say, a provider failure) is worth a sentence.
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -88,5 +95,5 @@ class Screening(Base):
     pair: Mapped[PairRow] = relationship(lazy="raise")
     # viewonly: reviews are written by `repositories.reviews.add` alone, never through here.
     reviews: Mapped[list[Review]] = relationship(
-        lazy="raise", viewonly=True, order_by="[Review.role, Review.attempt]"
+        lazy="raise", viewonly=True, order_by="[Review.role, Review.judge_name, Review.attempt]"
     )

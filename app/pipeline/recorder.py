@@ -27,9 +27,11 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.pipeline.judged import panel_of
 from app.pipeline.plan import PastCall
 from app.pipeline.records import past_call
 from app.pipeline.ruling import ScreeningRuling
+from app.policy import Panel
 from app.repositories import jobs, queue_items, reviews, screenings
 from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import DONE, NewOutcome
@@ -58,7 +60,11 @@ class Start:
 class Started:
     pair: Pair
     confirmations: int
+    # Stored calls by role (every judge's under Role.JUDGE), and each judge's by name.
     past: dict[Role, list[PastCall]]
+    judges: dict[str, list[PastCall]]
+    # The panel it is screened by; None for the single judge.
+    panel: Panel | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,13 +169,19 @@ async def _start_all(session: AsyncSession, starts: Sequence[Start], results: _R
         await jobs.complete_many(session, ended, owner)
     await screenings.mark_running_many(session, list(runnable))
     past: dict[str, dict[Role, list[PastCall]]] = {id_: {} for id_ in runnable}
+    judges: dict[str, dict[str, list[PastCall]]] = {id_: {} for id_ in runnable}
     for review in await reviews.for_screenings(session, list(runnable)):
-        past[review.screening_id].setdefault(Role(review.role), []).append(past_call(review))
+        call = past_call(review)
+        past[review.screening_id].setdefault(Role(review.role), []).append(call)
+        if review.role == Role.JUDGE.value:
+            judges[review.screening_id].setdefault(review.judge_name, []).append(call)
     for start in starts:
         row = runnable.get(start.screening_id)
         if row is not None:
             pair = Pair(row.informal, row.formal, row.header)
-            results[id(start)] = Started(pair, row.confirmations, past[row.id])
+            panel = panel_of(row.judges, row.panel_rule)
+            started = Started(pair, row.confirmations, past[row.id], judges[row.id], panel)
+            results[id(start)] = started
 
 
 async def _finish_all(session: AsyncSession, finishes: Sequence[Finish], results: _Results) -> None:

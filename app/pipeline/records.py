@@ -44,11 +44,14 @@ def call_record(
     step: NextCall,
     messages: list[Message],
     result: CallResult,
+    judge_name: str | None = None,
 ) -> ReviewRecord:
+    """`judge_name`: a judge's name (None: the single judge, or the translator)."""
     reading = reading_of_call(result)
     return ReviewRecord(
         screening_id=screening_id,
         role=role.value,
+        judge_name=judge_name,
         attempt=step.attempt,
         purpose=step.purpose.value,
         prompt_version=PROMPT_VERSION,
@@ -73,12 +76,15 @@ def call_record(
     )
 
 
-def supplied_record(screening_id: str, role: Role, reply: str) -> ReviewRecord:
+def supplied_record(
+    screening_id: str, role: Role, reply: str, judge_name: str | None = None
+) -> ReviewRecord:
     """A reply the client supplied, read exactly as if a provider had returned it."""
     reading = read_call(reply, None)
     return ReviewRecord(
         screening_id=screening_id,
         role=role.value,
+        judge_name=judge_name,
         attempt=1,
         purpose=Purpose.REVIEW.value,
         prompt_version=None,

@@ -1,4 +1,5 @@
-"""Runs one queued screening: the LLM calls for both roles, then the ruling.
+"""Runs one queued screening: the LLM calls for the translator and each judge (the single
+judge, or every judge of the screening's panel, each on its own client), then the ruling.
 
 Each call's review is committed as soon as the call returns (sharing its transaction with
 other screenings' writes: app/pipeline/recorder.py), and no transaction is ever held open
@@ -18,10 +19,11 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.llm.call import CallResult
 from app.llm.client import LLMClient
+from app.pipeline.judged import decide_judged, judge_names
 from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
-from app.pipeline.recorder import Finish, JobLost, Recorder, Start
+from app.pipeline.recorder import Finish, JobLost, Recorder, Start, Started
 from app.pipeline.records import call_record, reading_of_record
-from app.pipeline.ruling import ScreeningRuling, decide_pair
+from app.pipeline.ruling import ScreeningRuling
 from app.policy import RoleResult
 from app.prompts import (
     Message,
@@ -31,8 +33,8 @@ from app.prompts import (
     translator_messages,
 )
 from app.repositories import reviews
-from app.settings import Settings
-from app.vocabulary import Pair, Purpose, Role
+from app.settings import ProviderSettings, Settings, judge_prefix
+from app.vocabulary import SINGLE_JUDGE, Pair, Purpose, Role
 
 __all__ = ["Claim", "JobLost", "ScreeningPipeline"]
 
@@ -44,55 +46,71 @@ class Claim:
     owner: str
 
 
+@dataclass(frozen=True, slots=True)
+class Seat:
+    """Whose calls these are: the translator, or a judge by name (`judge` for the single
+    judge, whose reviews store that name but whose reasons carry none)."""
+
+    role: Role
+    judge: str | None = None
+    panel: bool = False
+
+    @property
+    def stored_name(self) -> str | None:
+        return self.judge if self.panel else None
+
+
 class ScreeningPipeline:
     def __init__(
         self,
         session_factory: async_sessionmaker[AsyncSession],
         clients: Mapping[Role, LLMClient],
         settings: Settings,
+        judges: Mapping[str, LLMClient] | None = None,
     ) -> None:
+        """`clients`: the translator's and the single judge's; `judges`: a panel's, by
+        judge name."""
         self._sessions = session_factory
         self._clients = clients
+        self._judges = judges or {}
         self._settings = settings
         self._recorder = Recorder(session_factory)
 
     async def run(self, claim: Claim) -> ScreeningRuling | None:
         """Screen the claimed pair; returns the ruling, or None if it was done already."""
-        loaded = await self._load(claim)
-        if loaded is None:
+        started = await self._recorder.start(Start(claim.job_id, claim.owner, claim.screening_id))
+        if started is None:
             return None
-        pair, confirmations, past = loaded
+        pair, confirmations, panel = started.pair, started.confirmations, started.panel
+        translator = Seat(Role.TRANSLATOR)
+        seats = {name: Seat(Role.JUDGE, name, panel is not None) for name in judge_names(panel)}
         async with asyncio.TaskGroup() as group:
-            tasks = {
-                role: group.create_task(
-                    self._run_role(claim, role, pair, past.get(role, []), confirmations)
+            translating = group.create_task(
+                self._run_role(claim, translator, pair, _past(started, translator), confirmations)
+            )
+            judging = {
+                name: group.create_task(
+                    self._run_role(claim, seat, pair, _past(started, seat), confirmations)
                 )
-                for role in Role
+                for name, seat in seats.items()
             }
-        screening = decide_pair(
-            pair, tasks[Role.TRANSLATOR].result(), tasks[Role.JUDGE].result(), confirmations
-        )
+        results = {name: task.result() for name, task in judging.items()}
+        screening = decide_judged(pair, translating.result(), results, panel, confirmations)
         await self._finish(claim, screening)
         return screening
 
-    async def _load(self, claim: Claim) -> tuple[Pair, int, dict[Role, list[PastCall]]] | None:
-        start = Start(claim.job_id, claim.owner, claim.screening_id)
-        started = await self._recorder.start(start)
-        if started is None:
-            return None
-        return started.pair, started.confirmations, started.past
-
     async def _run_role(
-        self, claim: Claim, role: Role, pair: Pair, past: list[PastCall], confirmations: int
+        self, claim: Claim, seat: Seat, pair: Pair, past: list[PastCall], confirmations: int
     ) -> RoleResult:
-        limits = self._limits(role, confirmations)
+        role = seat.role
+        limits = self._limits(seat, confirmations)
         while True:
             step = plan_next(past, limits)
             if isinstance(step, RoleResult):
                 return step
             messages = self._messages(role, pair, step)
-            result = await self._call(role, messages, step.max_tokens)
-            record = call_record(claim.screening_id, role, step, messages, result)
+            result = await self._call(seat, messages, step.max_tokens)
+            record = call_record(claim.screening_id, role, step, messages, result, seat.stored_name)
             await self._store(record)
             past.append(
                 PastCall(
@@ -104,8 +122,13 @@ class ScreeningPipeline:
                 )
             )
 
-    def _limits(self, role: Role, confirmations: int) -> Limits:
-        provider = self._settings.provider(role)
+    def _provider(self, seat: Seat) -> ProviderSettings:
+        if seat.panel and seat.judge is not None:
+            return self._settings.panel_providers.get(seat.judge, ProviderSettings())
+        return self._settings.provider(seat.role)
+
+    def _limits(self, seat: Seat, confirmations: int) -> Limits:
+        provider = self._provider(seat)
         return Limits(
             format_retries=self._settings.format_retries,
             confirmations=confirmations,
@@ -123,15 +146,18 @@ class ScreeningPipeline:
         bad = step.retry_of
         return format_retry_messages(first, bad.raw_response or "", bad.reading.parse_status)
 
-    async def _call(self, role: Role, messages: list[Message], max_tokens: int) -> CallResult:
-        client = self._clients.get(role)
+    async def _call(self, seat: Seat, messages: list[Message], max_tokens: int) -> CallResult:
+        panel_judge = seat.judge if seat.panel else None
+        if panel_judge is not None:
+            client = self._judges.get(panel_judge)
+        else:
+            client = self._clients.get(seat.role)
         if client is None:
-            missing = ", ".join(self._settings.provider(role).missing(role))
-            return CallResult.not_sent(f"no provider configured for {role.value}: set {missing}")
+            return CallResult.not_sent(_not_configured(seat, self._settings))
         result = await client.complete(messages, max_tokens=max_tokens)
         if result.failed:
             # Where the call went, so a mistyped base URL is plain from the review alone.
-            where = endpoint_of(self._settings.provider(role).base_url or "")
+            where = endpoint_of(self._provider(seat).base_url or "")
             return dataclasses.replace(result, error=f"{result.error} (at {where})")
         return result
 
@@ -154,6 +180,21 @@ class ScreeningPipeline:
     async def idle(self) -> None:
         """Until every write handed to the recorder is committed or failed."""
         await self._recorder.idle()
+
+
+def _past(started: Started, seat: Seat) -> list[PastCall]:
+    if seat.role is Role.TRANSLATOR:
+        return started.past.get(Role.TRANSLATOR, [])
+    return started.judges.get(seat.judge or SINGLE_JUDGE, [])
+
+
+def _not_configured(seat: Seat, settings: Settings) -> str:
+    if seat.panel and seat.judge is not None:
+        prefix = judge_prefix(seat.judge)
+        # Its panel was named where it was submitted; this worker's settings lack the judge.
+        return f"no provider configured for judge {seat.judge}: set {prefix}BASE_URL, {prefix}MODEL"
+    missing = ", ".join(settings.provider(seat.role).missing(seat.role))
+    return f"no provider configured for {seat.role.value}: set {missing}"
 
 
 def endpoint_of(base_url: str) -> str:

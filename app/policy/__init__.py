@@ -4,6 +4,7 @@ Pure: no database, no HTTP, no framework imports. The rules are in `ruling`'s do
 every reason code is in `reasons`.
 """
 
+from app.policy.panel import PANEL_POLICY_VERSION, Panel, decide_panel
 from app.policy.reasons import REASON_DESCRIPTIONS, Reason, reason_kind
 from app.policy.ruling import (
     POLICY_VERSION,
@@ -14,12 +15,15 @@ from app.policy.ruling import (
 )
 
 __all__ = [
+    "PANEL_POLICY_VERSION",
     "POLICY_VERSION",
     "REASON_DESCRIPTIONS",
+    "Panel",
     "Reason",
     "RoleResult",
     "Ruling",
     "confirmations_needed",
     "decide",
+    "decide_panel",
     "reason_kind",
 ]

@@ -3,9 +3,13 @@
 A ruling's reasons are strings of two shapes, so a report can count at either grain:
 
 - a bare `Reason` value, e.g. `judge_mismatch`, `translator_truncated`, `evidence_review`;
-- `<evidence reason>:<finding code>`, e.g. `evidence_review:contract_text_in_input`, one per
-  distinct finding code, next to the bare `evidence_flag` / `evidence_review`. The finding
-  codes themselves are documented with the evidence checks (`app.evidence`).
+- `<reason>:<qualifier>`, where the qualifier is one of two things:
+  - an evidence finding code: `evidence_review:contract_text_in_input`, one per distinct
+    finding code, next to the bare `evidence_flag` / `evidence_review`. The finding codes
+    themselves are documented with the evidence checks (`app.evidence`);
+  - a panel judge's name (FAITHSCREEN_JUDGES): `judge_mismatch:a`, `judge_truncated:b`,
+    `judge_minority_mismatch:c`. A panel's judge reasons always carry their judge's name,
+    with no bare `judge_*` beside them; the single judge's reasons never carry one.
 
 `reason_kind()` maps either shape back to its `Reason`. A passed ruling has no reasons:
 reasons explain why a pair did not pass, and a pass needs no explanation beyond the outcome.
@@ -46,6 +50,10 @@ class Reason(StrEnum):
     JUDGE_EMPTY = "judge_empty"
     JUDGE_PROVIDER_ERROR = "judge_provider_error"
     JUDGE_REFUSED = "judge_refused"
+    # A panel under the `majority` rule: some judges' MISMATCH stands, but not more than
+    # half of them (`panel_split`, with one `judge_minority_mismatch:<name>` per such judge).
+    PANEL_SPLIT = "panel_split"
+    JUDGE_MINORITY_MISMATCH = "judge_minority_mismatch"
     EVIDENCE_FLAG = "evidence_flag"
     EVIDENCE_REVIEW = "evidence_review"
     # Not from the policy: the worker gave up on the screening's job (it kept failing).
@@ -93,6 +101,14 @@ REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.JUDGE_EMPTY: f"The judge's {_EMPTY}.",
     Reason.JUDGE_PROVIDER_ERROR: f"The judge's {_PROVIDER_ERROR}.",
     Reason.JUDGE_REFUSED: f"The judge's {_REFUSED}.",
+    Reason.PANEL_SPLIT: (
+        "Under the panel rule `majority`, a standing MISMATCH came from some of the judges, "
+        "but not from more than half of them: a person looks."
+    ),
+    Reason.JUDGE_MINORITY_MISMATCH: (
+        "The judge named after the colon said MISMATCH and it stands, but it is in the "
+        "minority under the panel rule `majority` (so it does not flag the pair)."
+    ),
     Reason.EVIDENCE_FLAG: "A finding of severity `flag` (its code follows the colon).",
     Reason.EVIDENCE_REVIEW: "A finding of severity `review` (its code follows the colon).",
     Reason.JOB_FAILED: "The screening's job kept failing and was given up; its error is kept.",
@@ -166,6 +182,12 @@ def evidence_reasons(findings: list[Finding], severity: Severity) -> list[str]:
         return []
     reason = _SEVERITY_REASONS[severity]
     return [reason, *(f"{reason}:{code}" for code in dict.fromkeys(codes))]
+
+
+def judge_reason(reason: Reason, judge: str | None) -> str:
+    """A judge reason as a ruling carries it: qualified by a panel judge's name, bare for
+    the single judge (None)."""
+    return reason.value if judge is None else f"{reason.value}:{judge}"
 
 
 def reason_kind(reason: str) -> Reason:

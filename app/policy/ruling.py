@@ -14,6 +14,8 @@ whenever any input could be decided differently):
 5. `flagged` if any reason is a standing mismatch or `evidence_flag`; else `needs_review` if
    there is any reason at all; else `passed`. So a pair passes only when both readings are
    `ok` + FAITHFUL and there is no finding of any severity (fail closed).
+
+A panel of judges (FAITHSCREEN_JUDGES) is decided by `panel.decide_panel`, `policy-2`.
 """
 
 from __future__ import annotations
@@ -75,15 +77,15 @@ def decide(
     either is a pipeline fault, and guessing which repeats count would hide it.
     """
     reasons = [
-        *_role_reasons(Role.TRANSLATOR, translator, confirmations),
-        *_role_reasons(Role.JUDGE, judge, confirmations),
+        *role_reasons(Role.TRANSLATOR, translator, confirmations),
+        *role_reasons(Role.JUDGE, judge, confirmations),
         *evidence_reasons(list(findings), Severity.FLAG),
         *evidence_reasons(list(findings), Severity.REVIEW),
     ]
-    return Ruling(_outcome(reasons), tuple(reasons), POLICY_VERSION)
+    return Ruling(outcome_of(reasons), tuple(reasons), POLICY_VERSION)
 
 
-def _role_reasons(role: Role, result: RoleResult, k: int) -> list[str]:
+def role_reasons(role: Role, result: RoleResult, k: int) -> list[str]:
     reading = result.reading
     if len(result.confirmations) > confirmations_needed(reading, k):
         raise ValueError(
@@ -98,7 +100,7 @@ def _role_reasons(role: Role, result: RoleResult, k: int) -> list[str]:
     return [not_faithful_reason(role, reading)]
 
 
-def _outcome(reasons: list[str]) -> Outcome:
+def outcome_of(reasons: list[str]) -> Outcome:
     if any(reason_kind(reason) in FLAGGING_REASONS for reason in reasons):
         return Outcome.FLAGGED
     return Outcome.NEEDS_REVIEW if reasons else Outcome.PASSED

@@ -20,6 +20,8 @@ from app.models.queue_item import QueueItem, QueueStatus
 from app.models.rescore import ReadingRow, Rescore, RulingRow
 from app.models.review import Review
 from app.models.screening import Screening
+from app.pipeline.judged import panel_of
+from app.policy import Panel
 from app.repositories.reports import as_utc
 from app.rescore.diff import Change, CurrentState
 from app.rescore.replay import StoredCall
@@ -58,6 +60,8 @@ class StoredScreening:
     current: CurrentState
     pair: Pair
     confirmations: int
+    # The panel it was screened by; None for the single judge.
+    panel: Panel | None = None
 
 
 async def screenings_after(
@@ -76,7 +80,10 @@ async def screenings_after(
     rows = (await session.execute(statement)).all()
     return [
         StoredScreening(
-            _current(screening), Pair(informal, formal, header), screening.confirmations
+            _current(screening),
+            Pair(informal, formal, header),
+            screening.confirmations,
+            panel_of(screening.judges, screening.panel_rule),
         )
         for screening, informal, formal, header in rows
     ]
@@ -116,6 +123,7 @@ async def stored_calls(
             Review.issues,
             Review.parser_version,
             Review.supplied,
+            Review.judge_name,
         )
         .where(Review.screening_id.in_(screening_ids))
         .order_by(Review.id)
@@ -123,13 +131,21 @@ async def stored_calls(
     calls: dict[str, list[StoredCall]] = defaultdict(list)
     for row in await session.execute(statement):
         review_id, screening_id, role, attempt, purpose, raw, finish = row[:7]
-        verdict, status, back_translation, issues, version, supplied = row[7:]
+        verdict, status, back_translation, issues, version, supplied, judge_name = row[7:]
         reading = latest.get(review_id) or _reading(
             verdict, status, back_translation, issues, version
         )
         calls[screening_id].append(
             StoredCall(
-                review_id, Role(role), attempt, Purpose(purpose), raw, finish, reading, supplied
+                review_id,
+                Role(role),
+                attempt,
+                Purpose(purpose),
+                raw,
+                finish,
+                reading,
+                supplied,
+                judge_name,
             )
         )
     return calls
@@ -307,6 +323,7 @@ async def history(
     statement = (
         select(
             Review.role,
+            Review.judge_name,
             Review.attempt,
             ReadingRow.verdict,
             ReadingRow.parse_status,

@@ -1,4 +1,4 @@
-"""Reviews: appended once per (screening, role, attempt), read back in order. There is no
+"""Reviews: appended once per (screening, role, judge, attempt), read back in order. There is no
 update path: the ORM model and a database trigger both refuse to change a stored review."""
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models.review import Review
+from app.models.review import NO_JUDGE, Review
 from app.repositories.conflicts import insert_unless_exists
+from app.vocabulary import SINGLE_JUDGE, Role
 
-UNIQUE_ATTEMPT = ("screening_id", "role", "attempt")
+UNIQUE_ATTEMPT = ("screening_id", "role", "judge_name", "attempt")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -46,10 +47,20 @@ class ReviewRecord:
     latency_ms: int | None = None
     error: str | None = None
     max_tokens: int | None = None
+    # The judge's name; None: the single judge for a judge review, none for the translator.
+    judge_name: str | None = None
+
+    @property
+    def judge(self) -> str:
+        """The judge_name stored: NO_JUDGE for the translator."""
+        if self.judge_name is not None:
+            return self.judge_name
+        return SINGLE_JUDGE if str(self.role) == Role.JUDGE.value else NO_JUDGE
 
     def row(self) -> dict[str, Any]:
         """Column values, with enum members as their plain string values."""
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+        values["judge_name"] = self.judge
         for name in ("role", "purpose", "verdict", "parse_status"):
             values[name] = str(values[name])
         if self.messages is not None:
@@ -67,7 +78,7 @@ async def for_screening(session: AsyncSession, screening_id: str) -> list[Review
     statement = (
         select(Review)
         .where(Review.screening_id == screening_id)
-        .order_by(Review.role, Review.attempt)
+        .order_by(Review.role, Review.judge_name, Review.attempt)
     )
     return list((await session.execute(statement)).scalars())
 
@@ -104,12 +115,13 @@ def _insert_unless_stored(session: AsyncSession) -> Insert:
 
 
 async def for_screenings(session: AsyncSession, screening_ids: Sequence[str]) -> list[Review]:
-    """The reviews of these screenings, in one query, ordered by screening, role, attempt."""
+    """The reviews of these screenings, in one query, ordered by screening, role, judge,
+    attempt."""
     if not screening_ids:
         return []
     statement = (
         select(Review)
         .where(Review.screening_id.in_(screening_ids))
-        .order_by(Review.screening_id, Review.role, Review.attempt)
+        .order_by(Review.screening_id, Review.role, Review.judge_name, Review.attempt)
     )
     return list((await session.execute(statement)).scalars())

@@ -42,7 +42,10 @@ async def add(
     label: str | None = None,
     tags: Sequence[str] = (),
     status: str = ScreeningStatus.QUEUED.value,
+    judges: Sequence[str] | None = None,
+    panel_rule: str | None = None,
 ) -> Screening:
+    """`judges` and `panel_rule`: the panel it is screened by (None: the single judge)."""
     screening = Screening(
         pair_id=pair_id,
         external_id=external_id,
@@ -51,6 +54,8 @@ async def add(
         label=label,
         tags=list(tags),
         status=status,
+        judges=None if judges is None else list(judges),
+        panel_rule=panel_rule,
     )
     session.add(screening)
     await session.flush()
@@ -168,6 +173,9 @@ class NewScreening:
     evidence_version: str | None = None
     label: str | None = None
     tags: Sequence[str] = ()
+    # The panel it is screened by; None for the single judge.
+    judges: Sequence[str] | None = None
+    panel_rule: str | None = None
 
     def row(self, now: datetime) -> dict[str, Any]:
         decided = self.outcome is not None
@@ -186,6 +194,8 @@ class NewScreening:
             "confirmations": self.confirmations,
             "label": self.label,
             "tags": list(self.tags),
+            "judges": None if self.judges is None else list(self.judges),
+            "panel_rule": self.panel_rule,
             "error": None,
             "created_at": now,
             "updated_at": now,
@@ -212,6 +222,8 @@ class ToRun:
     informal: str
     formal: str
     header: str
+    judges: list[str] | None = None
+    panel_rule: str | None = None
 
 
 async def to_run(session: AsyncSession, screening_ids: Sequence[str]) -> list[ToRun]:
@@ -226,6 +238,8 @@ async def to_run(session: AsyncSession, screening_ids: Sequence[str]) -> list[To
             PairRow.informal,
             PairRow.formal,
             PairRow.header,
+            Screening.judges,
+            Screening.panel_rule,
         )
         .join(PairRow, PairRow.id == Screening.pair_id)
         .where(Screening.id.in_(screening_ids))

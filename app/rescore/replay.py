@@ -19,9 +19,10 @@ from dataclasses import dataclass, replace
 from app.contract import PARSER_VERSION, read_call
 from app.contract.call import failed_call_reading
 from app.contract.reading import Reading
+from app.pipeline.judged import decide_judged, judge_names
 from app.pipeline.plan import Limits, PastCall, plan_next
-from app.pipeline.ruling import ScreeningRuling, decide_pair
-from app.policy import RoleResult
+from app.pipeline.ruling import ScreeningRuling
+from app.policy import Panel, RoleResult
 from app.vocabulary import Pair, ParseStatus, Purpose, Role
 
 # (content, finish_reason) -> Reading: the parser entry point.
@@ -60,6 +61,8 @@ class StoredCall:
     reading: Reading
     # A reply the client supplied: there was no provider to ask again.
     supplied: bool = False
+    # Which judge made it (`judge` for the single judge; "" for the translator).
+    judge_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,24 +150,39 @@ def replay(
     confirmations: int,
     format_retries: int,
     parser: Parser = CURRENT_PARSER,
+    panel: Panel | None = None,
 ) -> Replay:
-    """Re-read every call and re-decide the pair. Raises ValueError when a role has no
-    stored review call: there is nothing to replay (see `replayable`)."""
-    if not replayable(calls):
-        raise ValueError("each role needs a stored review call: nothing to replay")
+    """Re-read every call and re-decide the pair, each judge's calls walked apart (a
+    panel's, or the single judge's). Raises ValueError when the translator or a judge has
+    no stored review call: there is nothing to replay (see `replayable`)."""
+    if not replayable(calls, panel):
+        raise ValueError("each role and judge needs a stored review call: nothing to replay")
     readings = {call.review_id: reread(call, parser) for call in calls}
     # Token budgets do not matter here: no call is made. Only the counts steer the plan.
     limits = Limits(format_retries, confirmations, max_tokens=1, max_tokens_ceiling=1)
-    roles = {
-        role: replay_role([c for c in calls if c.role is role], readings, limits) for role in Role
+    translator = replay_role(_calls_of(calls, Role.TRANSLATOR, None), readings, limits)
+    judges = {
+        name: replay_role(_calls_of(calls, Role.JUDGE, name if panel else None), readings, limits)
+        for name in judge_names(panel)
     }
-    ruling = decide_pair(
-        pair, roles[Role.TRANSLATOR].result, roles[Role.JUDGE].result, confirmations
-    )
-    return Replay(ruling, readings, any(r.incomplete for r in roles.values()))
+    results = {name: judged.result for name, judged in judges.items()}
+    ruling = decide_judged(pair, translator.result, results, panel, confirmations)
+    incomplete = translator.incomplete or any(j.incomplete for j in judges.values())
+    return Replay(ruling, readings, incomplete)
 
 
-def replayable(calls: Sequence[StoredCall]) -> bool:
-    """Both roles have their first call stored (a screening given up as `job_failed`
-    before its calls returned has nothing to read again)."""
-    return {c.role for c in calls if c.purpose is Purpose.REVIEW} == set(Role)
+def _calls_of(calls: Sequence[StoredCall], role: Role, judge: str | None) -> list[StoredCall]:
+    """A role's calls; of a panel's judges, `judge`'s alone (None: every judge call, the
+    single judge's)."""
+    return [c for c in calls if c.role is role and (judge is None or c.judge_name == judge)]
+
+
+def replayable(calls: Sequence[StoredCall], panel: Panel | None = None) -> bool:
+    """The translator and every judge have their first call stored (a screening given up
+    as `job_failed` before its calls returned has nothing to read again)."""
+    reviews = [c for c in calls if c.purpose is Purpose.REVIEW]
+    if {c.role for c in reviews} != set(Role):
+        return False
+    if panel is None:
+        return True
+    return set(panel.judges) <= {c.judge_name for c in reviews if c.role is Role.JUDGE}

@@ -156,7 +156,7 @@ def _replayed(
     if JOB_FAILED in current.reasons:
         diff.skip(current, JOB_FAILED)
         return None
-    if not replayable(calls):
+    if not replayable(calls, screening.panel):
         diff.skip(current, "no_stored_calls")
         return None
     replayed = replay(
@@ -165,6 +165,7 @@ def _replayed(
         confirmations=screening.confirmations,
         format_retries=format_retries,
         parser=parser,
+        panel=screening.panel,
     )
     before = {call.review_id: call.reading for call in calls}
     change = compare(current, replayed.ruling, before, replayed.readings)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+from typing import Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -12,6 +13,7 @@ from app.api.deps import RuntimeDep
 from app.api.schemas import Readiness
 from app.db.migrate import head_revision, revision_of
 from app.runtime import Runtime
+from app.settings import Settings
 from app.vocabulary import Role
 
 router = APIRouter(tags=["health"])
@@ -38,13 +40,27 @@ async def readyz(runtime: RuntimeDep) -> JSONResponse:
     body = Readiness(
         status="not_ready" if problems else "ready",
         problems=problems,
-        providers={
-            role.value: "missing" if runtime.settings.provider(role).missing(role) else "configured"
-            for role in Role
-        },
+        providers=_providers(runtime.settings),
         worker="running" if runtime.worker_running else "none",
     )
     return JSONResponse(body.model_dump(), status_code=503 if problems else 200)
+
+
+def _providers(settings: Settings) -> dict[str, Literal["configured", "missing"]]:
+    """Per role; with a judge panel, `judge` is configured (each judge is, or the
+    settings were refused) and each judge is listed as `judge:<name>`."""
+    found: dict[str, Literal["configured", "missing"]] = {
+        role.value: "missing" if role.value in _missing_roles(settings) else "configured"
+        for role in Role
+    }
+    found |= {f"judge:{name}": "configured" for name in settings.panel}
+    return found
+
+
+def _missing_roles(settings: Settings) -> set[str]:
+    if settings.panel:
+        return {Role.TRANSLATOR.value} if settings.translator.missing(Role.TRANSLATOR) else set()
+    return {role.value for role in Role if settings.provider(role).missing(role)}
 
 
 async def _database_problems(runtime: Runtime) -> list[str]:

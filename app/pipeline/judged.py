@@ -1,0 +1,44 @@
+"""The ruling for one pair by its judges: the single judge (policy-1) or a panel (policy-2).
+Pure.
+
+A screening by the single judge is decided exactly as before a panel existed
+(`ruling.decide_pair`), so stored screenings re-score to the same outcomes; a panel
+screening (one that recorded its judges) by `policy.decide_panel`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+from app.evidence import run_checks
+from app.pipeline.ruling import ScreeningRuling, decide_pair
+from app.policy import Panel, RoleResult, decide_panel
+from app.vocabulary import SINGLE_JUDGE, Pair, PanelRule
+
+
+def panel_of(judges: Sequence[str] | None, rule: str | None) -> Panel | None:
+    """The panel a screening recorded (its `judges` and `panel_rule` columns), None for a
+    screening by the single judge."""
+    if not judges:
+        return None
+    return Panel(tuple(judges), PanelRule(rule or PanelRule.UNANIMOUS.value))
+
+
+def judge_names(panel: Panel | None) -> tuple[str, ...]:
+    """Whose calls a screening makes and replays: the panel's judges, or the single judge."""
+    return panel.judges if panel is not None else (SINGLE_JUDGE,)
+
+
+def decide_judged(
+    pair: Pair,
+    translator: RoleResult,
+    judges: Mapping[str, RoleResult],
+    panel: Panel | None,
+    confirmations: int,
+) -> ScreeningRuling:
+    """`judges` by name: the panel's, or the single judge's under SINGLE_JUDGE."""
+    if panel is None:
+        return decide_pair(pair, translator, judges[SINGLE_JUDGE], confirmations)
+    findings = tuple(run_checks(pair))
+    ruling = decide_panel(translator, judges, panel, findings, confirmations)
+    return ScreeningRuling(ruling, findings)
