@@ -71,6 +71,21 @@ class CostOut(Strict):
     latency_p95_ms: float | None
 
 
+class JudgeOut(Strict):
+    """One judge over the labelled pairs it judged: its own verdict (its first `ok` reply),
+    never the pair's outcome."""
+
+    models: list[str] = Field(description="The models it answered with (`supplied`).")
+    pairs: int
+    catches: RateOut = Field(description="Said MISMATCH, over the pairs labelled mismatch.")
+    faithful: RateOut = Field(description="Said FAITHFUL, over the pairs labelled faithful.")
+    unreadable: RateOut = Field(description="No `ok` reply, over every pair it judged.")
+    calls_per_pair: float | None
+    tokens_per_pair: float | None
+    prompt_tokens_per_pair: float | None
+    completion_tokens_per_pair: float | None
+
+
 class CalibrationOut(SliceOut):
     """Over the batch's labelled screenings that are done, by their current outcome (after
     any applied re-scoring)."""
@@ -89,6 +104,11 @@ class CalibrationOut(SliceOut):
     )
     configs: list[ConfigOut] = Field(description="Most used first.")
     cost: CostOut
+    by_judge: dict[str, JudgeOut] = Field(
+        default_factory=dict,
+        description="By judge name (`judge` for the single judge, each panel judge's own "
+        "name): which judge earns its cost.",
+    )
 
 
 class Discordant(Strict):

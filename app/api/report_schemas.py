@@ -73,6 +73,30 @@ class AgreementOut(_FromAttributes):
     kappa: float | None = Field(description="Cohen's kappa, translator vs judge verdicts.")
 
 
+class JudgeOut(_FromAttributes):
+    judge: str = Field(description="The judge's name (`judge` for the single judge).")
+    models: list[str] = Field(description="The models its calls were answered by.")
+    screenings: int = Field(description="Screenings with a call of this judge.")
+    calls: int
+    readings: dict[str, int] = Field(description="Final readings, as for a group.")
+    tokens: dict[str, int]
+    tokens_per_screening: dict[str, float | None] = Field(description=TOKENS_PER_SCREENING)
+    timed_calls: int = Field(description="Calls that reached a provider.")
+    latency_p50_ms: float | None
+    latency_p95_ms: float | None
+
+
+class PanelAgreementOut(_FromAttributes):
+    n: int = Field(description="Panel screenings where the translator and every judge read `ok`.")
+    fleiss_kappa: float | None = Field(
+        description="Fleiss' kappa of their verdicts, the translator and the judges as raters."
+    )
+    pairs: dict[str, float | None] = Field(
+        description="Cohen's kappa for each pair of judges (`a/b`), over the panel "
+        "screenings both read `ok`."
+    )
+
+
 class ResolutionOut(_FromAttributes):
     screenings: int
     faithful: int = Field(description="Decided faithful (their final decision).")
@@ -181,6 +205,13 @@ class SummaryOut(_FromAttributes):
     conflicts: int = Field(
         description="Pairs whose screenings were finally decided both faithful and mismatch "
         "(listed by GET /v1/decisions/conflicts)."
+    )
+    judges: list[JudgeOut] = Field(
+        default_factory=list,
+        description="Per judge: parse statuses, tokens and latency of its calls.",
+    )
+    panel_agreement: PanelAgreementOut | None = Field(
+        default=None, description="Agreement within the judge panels (FAITHSCREEN_JUDGES)."
     )
 
 

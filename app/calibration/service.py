@@ -56,6 +56,10 @@ def _call(row: AnyRow) -> Call:
         prompt_tokens=int(usage.get("prompt_tokens") or 0),
         completion_tokens=int(usage.get("completion_tokens") or 0),
         latency_ms=row.latency_ms,
+        judge_name=row.judge_name or "",
+        purpose=row.purpose,
+        verdict=row.verdict,
+        parse_status=row.parse_status,
     )
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from app.calibration.judges import ByJudge
 from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate
 from app.reports.summary import timed
@@ -51,6 +52,12 @@ class Call:
     prompt_tokens: int
     completion_tokens: int
     latency_ms: int | None
+    # Which judge made it ("" for the translator), why, and its current reading: what
+    # `by_judge` counts (calibration/judges.py).
+    judge_name: str = ""
+    purpose: str = "review"
+    verdict: str | None = None
+    parse_status: str | None = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -78,10 +85,14 @@ class LabelledScreening:
 
 
 def _model_of(calls: Sequence[Call], role: str) -> str | None:
+    """The role's model; a panel's judges as `a=model, b=model` (the single judge's alone)."""
+    models: dict[str, str | None] = {}
     for call in calls:
         if call.role == role:
-            return SUPPLIED if call.supplied else call.model
-    return None
+            models.setdefault(call.judge_name, SUPPLIED if call.supplied else call.model)
+    if len(models) <= 1 or role != "judge":
+        return next(iter(models.values()), None)
+    return ", ".join(f"{name}={model}" for name, model in sorted(models.items()))
 
 
 @dataclass(slots=True)
@@ -179,6 +190,7 @@ class CalibrationTally:
     needs_review_reasons: Counter[str] = field(default_factory=Counter)
     configs: Counter[Config] = field(default_factory=Counter)
     cost: Cost = field(default_factory=Cost)
+    by_judge: ByJudge = field(default_factory=ByJudge)
 
     def add(self, screening: LabelledScreening) -> None:
         if screening.outcome is None:
@@ -193,6 +205,7 @@ class CalibrationTally:
             self.needs_review_reasons.update(counted_reasons(screening.reasons))
         self.configs[screening.config()] += 1
         self.cost.add(screening.calls)
+        self.by_judge.add(label, screening.calls)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -205,6 +218,7 @@ class CalibrationTally:
             "needs_review_reasons": dict(sorted(self.needs_review_reasons.items())),
             "configs": _configs_json(self.configs),
             "cost": self.cost.as_json(),
+            "by_judge": self.by_judge.as_json(rate_json),
         }
 
 

@@ -17,7 +17,35 @@ def families(snapshot: MetricsSnapshot) -> list[MetricFamily]:
         _jobs(snapshot),
         _oldest_job(snapshot),
         _queue_items(snapshot),
+        *judge_families(snapshot),
     ]
+
+
+def judge_families(snapshot: MetricsSnapshot) -> list[MetricFamily]:
+    """Calls, latency and tokens per judge (a panel's, or `judge`): the judge reviews alone."""
+    calls = [
+        Sample({"judge": judge, "model": model, "parse_status": status}, n)
+        for (judge, model, status), n in sorted(snapshot.judge_llm_calls.items())
+    ]
+    latency = [s for h in snapshot.judge_latency for s in _histogram_samples(h, "judge")]
+    tokens = [
+        Sample({"judge": judge, "kind": kind}, n)
+        for (judge, kind), n in sorted(snapshot.judge_tokens.items())
+    ]
+    return [
+        MetricFamily(
+            "faithscreen_judge_llm_calls", "gauge",
+            "Stored judge reviews by judge, model and parse status.", calls,
+        ),
+        MetricFamily(
+            "faithscreen_judge_llm_call_latency_seconds", "histogram",
+            "Judge call latency in seconds, by judge (calls with a recorded latency).", latency,
+        ),
+        MetricFamily(
+            "faithscreen_judge_llm_tokens", "gauge",
+            "Tokens the providers reported for judge calls, by judge and kind.", tokens,
+        ),
+    ]  # fmt: skip
 
 
 def _screenings(snapshot: MetricsSnapshot) -> MetricFamily:
@@ -47,14 +75,14 @@ def _latency(histograms: list[LatencyHistogram]) -> MetricFamily:
     return MetricFamily("faithscreen_llm_call_latency_seconds", "histogram", help_, samples)
 
 
-def _histogram_samples(histogram: LatencyHistogram) -> list[Sample]:
+def _histogram_samples(histogram: LatencyHistogram, label: str = "role") -> list[Sample]:
     role = histogram.role
-    buckets = [Sample({"role": role, "le": _bound(b)}, n, "_bucket") for b, n in histogram.buckets]
+    buckets = [Sample({label: role, "le": _bound(b)}, n, "_bucket") for b, n in histogram.buckets]
     return [
         *buckets,
-        Sample({"role": role, "le": "+Inf"}, histogram.count, "_bucket"),
-        Sample({"role": role}, histogram.sum_seconds, "_sum"),
-        Sample({"role": role}, histogram.count, "_count"),
+        Sample({label: role, "le": "+Inf"}, histogram.count, "_bucket"),
+        Sample({label: role}, histogram.sum_seconds, "_sum"),
+        Sample({label: role}, histogram.count, "_count"),
     ]
 
 

@@ -21,6 +21,7 @@ from app.reports.charts import (
     latency_chart,
     stacked_chart,
 )
+from app.reports.panel_view import judges_html
 from app.reports.queue import Backlog, Resolutions
 from app.reports.stats import TOO_FEW
 from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
@@ -82,6 +83,7 @@ def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: 
         *_outcomes(summary),
         *_groups(summary.groups),
         *_agreement(summary.agreement),
+        *judges_html(summary.judges, summary.panel_agreement, _table),
         *_human(summary.human),
         *_resolutions(summary.resolutions),
         *_backlog(summary.backlog),

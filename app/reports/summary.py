@@ -20,11 +20,12 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from app.reports.breakdowns import DayCount, TagCounts
+from app.reports.panel import JudgeReport, PanelAgreement, PanelTally
 from app.reports.queue import NO_BACKLOG, Backlog, Resolutions, ResolutionTally
 from app.reports.reasons import counted_reasons
 from app.reports.reviewers import DefectCounts, PeopleMeasures, ReviewerAgreement
 from app.reports.stats import LatencyHistogram, Rate, cohens_kappa
-from app.vocabulary import Outcome, ParseStatus, Purpose, Role, Verdict
+from app.vocabulary import SINGLE_JUDGE, Outcome, ParseStatus, Purpose, Role, Verdict
 
 # Readings the model gave and meant (ok) kept apart from the model saying "unclear", and
 # both apart from replies nobody could read.
@@ -60,6 +61,8 @@ class ReviewRow:
     http_status: int | None = None
     # The client supplied the reply: no model, no prompt version, no call.
     supplied: bool = False
+    # Which judge ("" for the translator; `judge` for the single judge).
+    judge_name: str = ""
 
 
 class StoredCall(Protocol):
@@ -156,6 +159,9 @@ class Summary:
     reviewer_agreement: ReviewerAgreement
     defects: DefectCounts
     conflicts: int
+    # Per judge, and between a panel's judges (panel.py).
+    judges: list[JudgeReport] = field(default_factory=list)
+    panel_agreement: PanelAgreement = field(default_factory=lambda: PanelAgreement(0, None, {}))
 
 
 def reading_of(review: ReviewRow) -> str:
@@ -200,7 +206,7 @@ class _GroupTally:
     histogram of timed latencies, and one _RoleScreening per screening (the calls
     themselves are not kept)."""
 
-    members: dict[str, _RoleScreening] = field(default_factory=dict)
+    members: dict[tuple[str, str], _RoleScreening] = field(default_factory=dict)
     calls: int = 0
     not_sent: int = 0
     truncated: int = 0
@@ -208,7 +214,9 @@ class _GroupTally:
     latency: LatencyHistogram = field(default_factory=LatencyHistogram)
 
     def add(self, review: ReviewRow) -> None:
-        self.members.setdefault(review.screening_id, _RoleScreening()).add(review)
+        # A panel's judges on one model are each a member of their own in a screening.
+        member = (review.screening_id, review.judge_name)
+        self.members.setdefault(member, _RoleScreening()).add(review)
         self.calls += 1
         self.not_sent += never_sent(review)
         self.truncated += review.parse_status == ParseStatus.TRUNCATED.value
@@ -230,10 +238,12 @@ class ReviewTally:
 
     def __init__(self) -> None:
         self._groups: dict[GroupKey, _GroupTally] = defaultdict(_GroupTally)
+        self._panel = PanelTally()
 
     def add(self, review: ReviewRow) -> None:
         key = (review.role, review.supplied, review.model, review.prompt_version)
         self._groups[key].add(review)
+        self._panel.add(review, review.latency_ms if timed(review) else None)
 
     def summary(
         self, screenings: Iterable[ScreeningRow], counted: Aggregates | None = None
@@ -260,6 +270,8 @@ class ReviewTally:
             reviewer_agreement=counted.people.reviewer_agreement,
             defects=counted.people.defects,
             conflicts=counted.people.conflicts,
+            judges=self._panel.judges(_final_readings),
+            panel_agreement=self._panel.agreement(),
         )
 
 
@@ -302,8 +314,13 @@ def _outcomes(screenings: Iterable[ScreeningRow]) -> dict[str, int]:
     return {outcome.value: counts[outcome.value] for outcome in Outcome}
 
 
+def _final_readings(finals: Iterable[tuple[str, str]]) -> dict[str, int]:
+    return _readings(reading_from(status, verdict) for status, verdict in finals)
+
+
 def _group(key: GroupKey, tally: _GroupTally, by_id: Mapping[str, ScreeningRow]) -> GroupReport:
     members = tally.members.values()
+    screening_ids = {screening_id for screening_id, _ in tally.members}
     retried = [m for m in members if m.retried]
     role, supplied, model, version = key
     return GroupReport(
@@ -311,7 +328,7 @@ def _group(key: GroupKey, tally: _GroupTally, by_id: Mapping[str, ScreeningRow])
         model=model,
         prompt_version=version,
         supplied=supplied,
-        screenings=len(members),
+        screenings=len(screening_ids),
         calls=tally.calls,
         readings=_readings(m.reading() for m in members),
         format_retry=Rate.of(len(retried), len(members)),
@@ -323,7 +340,7 @@ def _group(key: GroupKey, tally: _GroupTally, by_id: Mapping[str, ScreeningRow])
         calls_not_sent=tally.not_sent,
         latency_p50_ms=tally.latency.quantile(0.5),
         latency_p95_ms=tally.latency.quantile(0.95),
-        human=human_rates(by_id[i] for i in tally.members if i in by_id),
+        human=human_rates(by_id[i] for i in screening_ids if i in by_id),
     )
 
 
@@ -335,7 +352,9 @@ def _readings(readings: Iterable[str | None]) -> dict[str, int]:
 def _agreement(groups: Mapping[GroupKey, _GroupTally]) -> Agreement:
     finals: dict[str, dict[str, str]] = defaultdict(dict)
     for (role, _, _, _), tally in groups.items():
-        for screening_id, member in tally.members.items():
+        for (screening_id, judge), member in tally.members.items():
+            if role == Role.JUDGE.value and judge not in ("", SINGLE_JUDGE):
+                continue  # a panel's judges: panel_agreement (panel.py)
             if member.final_ok() and member.final_verdict is not None:
                 finals[screening_id][role] = member.final_verdict
     both = [

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 
 from app.reports.breakdowns import DayCount, TagCounts
+from app.reports.panel_view import has_panel, judge_rows, panel_agreement_text
 from app.reports.queue import Backlog, Resolution, Resolutions
 from app.reports.reviewers import DefectCounts, ReviewerAgreement
 from app.reports.stats import TOO_FEW_LABEL, Rate
@@ -42,7 +43,11 @@ def summary_text(summary: Summary) -> str:
     lines += _indented(table(reasons)) if reasons else ["  (none)"]
     for group in summary.groups:
         lines += ["", *_group_lines(group)]
-    lines += ["", *_agreement_lines(summary.agreement), "", "Against people's decisions"]
+    lines += ["", *_agreement_lines(summary.agreement)]
+    if has_panel(summary.judges):
+        lines += ["", "Judges", *_indented(table(judge_rows(summary.judges)))]
+        lines += ["", *panel_agreement_text(summary.panel_agreement)]
+    lines += ["", "Against people's decisions"]
     lines += _indented(table(human_rows(summary.human)))
     lines += ["", "needs_review decided by people, by reason"]
     lines += _indented(table(resolution_rows(summary.resolutions)))

@@ -40,8 +40,8 @@ async def labelled_screenings(
     row with null review columns when it has none). Row fields: `id`, `label`, `status`,
     `outcome`, `reasons`, `tags`, `formal`, `confirmations`, `policy_version`,
     `evidence_version`, and the review's `role`, `model`, `prompt_version`,
-    `parser_version` (its current reading's), `supplied`, `http_status`, `usage`,
-    `latency_ms`."""
+    `parser_version`, `verdict` and `parse_status` (its current reading's), `judge_name`,
+    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`."""
     result = await session.stream(_labelled_statement(batch_id))
     group: list[AnyRow] = []
     try:
@@ -81,6 +81,10 @@ def _labelled_statement(batch_id: str) -> Select[*tuple[Any, ...]]:
             Review.model,
             Review.prompt_version,
             func.coalesce(reread.parser_version, Review.parser_version).label("parser_version"),
+            func.coalesce(reread.verdict, Review.verdict).label("verdict"),
+            func.coalesce(reread.parse_status, Review.parse_status).label("parse_status"),
+            Review.judge_name,
+            Review.purpose,
             Review.supplied,
             Review.http_status,
             Review.usage,

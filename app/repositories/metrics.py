@@ -12,8 +12,9 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import case, func, select
+from sqlalchemy import ColumnElement, case, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.types import utcnow
 from app.models.job import Job
@@ -21,6 +22,10 @@ from app.models.queue_item import QueueItem, QueueStatus
 from app.models.review import Review
 from app.models.screening import Screening
 from app.repositories.jobs import oldest_queued_age_seconds
+from app.vocabulary import Role
+
+# Per judge: the judge reviews alone, grouped by judge name instead of role.
+JUDGE_REVIEWS = Review.role == Role.JUDGE.value
 
 # Upper bounds (seconds) of the call-latency histogram: reasoning models take minutes.
 LATENCY_BUCKETS_SECONDS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -49,6 +54,11 @@ class MetricsSnapshot:
     jobs: dict[str, int] = field(default_factory=dict)
     oldest_queued_job_age_seconds: float | None = None
     queue_items: dict[str, int] = field(default_factory=dict)
+    # The same three per judge (`judge` for the single judge), judge reviews only; a
+    # histogram's `role` is then the judge's name.
+    judge_llm_calls: dict[tuple[str, str, str], int] = field(default_factory=dict)
+    judge_latency: list[LatencyHistogram] = field(default_factory=list)
+    judge_tokens: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
 async def snapshot(session: AsyncSession, *, now: datetime | None = None) -> MetricsSnapshot:
@@ -61,6 +71,9 @@ async def snapshot(session: AsyncSession, *, now: datetime | None = None) -> Met
         jobs=await jobs_by_status(session),
         oldest_queued_job_age_seconds=await oldest_queued_age_seconds(session, now=now),
         queue_items=await queue_items_by_status(session, now=now),
+        judge_llm_calls=await llm_calls(session, Review.judge_name, JUDGE_REVIEWS),
+        judge_latency=await latency_histograms(session, Review.judge_name, JUDGE_REVIEWS),
+        judge_tokens=await token_sums(session, Review.judge_name, JUDGE_REVIEWS),
     )
 
 
@@ -71,29 +84,41 @@ async def screenings_by_outcome(session: AsyncSession) -> dict[tuple[str, str], 
     return {(o, s): n for o, s, n in rows}
 
 
-async def llm_calls(session: AsyncSession) -> dict[tuple[str, str, str], int]:
+# What the per-role counts are grouped by (the role, or a judge's name), and over which
+# reviews (all of them, or the judges').
+By = InstrumentedAttribute[str]
+Over = ColumnElement[bool] | None
+
+
+async def llm_calls(
+    session: AsyncSession, by: By = Review.role, over: Over = None
+) -> dict[tuple[str, str, str], int]:
     """Calls by role, model and parse status; supplied replies count under model "supplied"."""
     model = case(
         (Review.supplied, SUPPLIED_MODEL), else_=func.coalesce(Review.model, UNKNOWN_MODEL)
     )
-    statement = select(Review.role, model, Review.parse_status, func.count()).group_by(
-        Review.role, model, Review.parse_status
+    statement = select(by, model, Review.parse_status, func.count()).group_by(
+        by, model, Review.parse_status
     )
+    if over is not None:
+        statement = statement.where(over)
     rows = await session.execute(statement)
     return {(r, m, p): n for r, m, p, n in rows}
 
 
-async def latency_histograms(session: AsyncSession) -> list[LatencyHistogram]:
+async def latency_histograms(
+    session: AsyncSession, by: By = Review.role, over: Over = None
+) -> list[LatencyHistogram]:
     """Bucket counts in SQL (one SUM(CASE) per bound), over calls with a latency recorded."""
     bounds = [
         func.sum(case((Review.latency_ms <= bound * 1000, 1), else_=0))
         for bound in LATENCY_BUCKETS_SECONDS
     ]
     statement = (
-        select(Review.role, func.count(), func.sum(Review.latency_ms), *bounds)
-        .where(Review.latency_ms.is_not(None))
-        .group_by(Review.role)
-        .order_by(Review.role)
+        select(by, func.count(), func.sum(Review.latency_ms), *bounds)
+        .where(Review.latency_ms.is_not(None), *([] if over is None else [over]))
+        .group_by(by)
+        .order_by(by)
     )
     rows = (await session.execute(statement)).all()
     return [_histogram(role, count, total, counts) for role, count, total, *counts in rows]
@@ -104,9 +129,13 @@ def _histogram(role: str, count: int, total_ms: int | None, counts: list[int]) -
     return LatencyHistogram(role, buckets, int(count), int(total_ms or 0) / 1000)
 
 
-async def token_sums(session: AsyncSession) -> dict[tuple[str, str], int]:
+async def token_sums(
+    session: AsyncSession, by: By = Review.role, over: Over = None
+) -> dict[tuple[str, str], int]:
     totals: Counter[tuple[str, str]] = Counter()
-    statement = select(Review.role, Review.usage).execution_options(yield_per=1000)
+    statement = select(by, Review.usage).execution_options(yield_per=1000)
+    if over is not None:
+        statement = statement.where(over)
     async for role, usage in await session.stream(statement):
         for kind in TOKEN_KINDS:
             count = (usage or {}).get(f"{kind}_tokens")

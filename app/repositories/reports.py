@@ -144,6 +144,7 @@ async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIte
             Review.usage,
             Review.http_status,
             Review.supplied,
+            Review.judge_name,
         )
         .join(Screening, Screening.id == Review.screening_id)
         .outerjoin(latest, latest.c.review_id == Review.id)
@@ -162,7 +163,7 @@ async def review_rows(session: AsyncSession, filters: ReportFilters) -> AsyncIte
 
 def _review_row(row: Any) -> ReviewRow:
     (screening_id, role, attempt, purpose, model, version, verdict, status, latency, usage,
-     http_status, supplied) = row  # fmt: skip
+     http_status, supplied, judge_name) = row  # fmt: skip
     return ReviewRow(
         screening_id,
         role,
@@ -176,6 +177,7 @@ def _review_row(row: Any) -> ReviewRow:
         usage=dict(usage or {}),
         http_status=http_status,
         supplied=bool(supplied),
+        judge_name=judge_name or "",
     )
 
 

@@ -250,7 +250,13 @@ async def test_the_batch_report_has_every_known_number(bare_api: Api) -> None:
     await seeded(bare_api)
     report = await get_report(bare_api, batch_id=BATCH)
     backlog, days = report.pop("backlog"), report.pop("days")
+    judges, panel = report.pop("judges"), report.pop("panel_agreement")
     assert report == approx(BATCH_REPORT)
+    # The single judge's breakdown is its one group's; no panel screened.
+    same = ("screenings", "calls", "readings", "tokens", "latency_p50_ms", "latency_p95_ms")
+    assert [j["judge"] for j in judges] == ["judge"]
+    assert {k: judges[0][k] for k in same} == approx({k: JUDGE[k] for k in same})
+    assert panel == {"n": 0, "fleiss_kappa": None, "pairs": {}}
     # The seed runs now: every screening was created today (UTC), and S5's item waits.
     assert days == [{"day": start.date().isoformat(), "screenings": 6,
                      "outcomes": {"passed": 2, "flagged": 3, "needs_review": 1}}]  # fmt: skip
