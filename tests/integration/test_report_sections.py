@@ -78,7 +78,7 @@ async def decide(api: Api, item_id: int, decision: str | None) -> None:
     claimed = await api.client.post(f"/v1/queue/{item_id}/claim")
     assert claimed.status_code == 200, claimed.text
     if decision is not None:
-        body = {"decision": decision}
+        body = {"decision": decision, "note": "checked"}  # a mismatch must say why
         decided = await api.client.post(f"/v1/queue/{item_id}/decision", json=body)
         assert decided.status_code == 201, decided.text
 
