@@ -204,6 +204,9 @@ async def test_a_double_review_needs_two_people_who_agree(double_desk: Desk) -> 
         None,
         None,
     )
+    waiting = await desk.get("alice", "/v1/queue", status="awaiting_second")
+    assert [i["id"] for i in waiting.json()["items"]] == [item_id]
+    assert (await desk.get("alice", "/v1/queue", status="resolved")).json()["items"] == []
     # The same person again: refused at the claim and at the decision.
     assert error_code(await desk.post("alice", f"/v1/queue/{item_id}/claim"), 409) == (
         "needs_another_reviewer"
@@ -243,6 +246,8 @@ async def test_a_disagreement_is_disputed_until_an_admin_adjudicates(double_desk
     assert second.status_code == 201 and second.json()["item_status"] == "disputed"
     item = await desk.item(item_id)
     assert (item["status"], item["final_decision"]) == ("disputed", None)
+    disputed = await desk.get("admin", "/v1/queue", status="disputed")
+    assert [i["id"] for i in disputed.json()["items"]] == [item_id]
     for who in ("carol", "alice"):
         assert error_code(await desk.post(who, f"{path}/claim"), 409) == "disputed"
     assert error_code(await desk.post("carol", f"{path}/adjudicate", ruling), 403) == "forbidden"
