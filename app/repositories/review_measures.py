@@ -89,13 +89,13 @@ async def facts_between(
     *,
     since: datetime | None,
     until: datetime | None,
-    skip_awaiting_second: bool = False,
+    include_awaiting_second: bool = False,
 ) -> list[DecisionFact]:
-    """Every trail row made in [since, until) (either end open when None), by id;
-    `skip_awaiting_second`: none of an item awaiting its second decision (whose first a
-    non-admin may not learn, not even from a person's counts)."""
+    """Every trail row made in [since, until) (either end open when None), by id, but none
+    of an item awaiting its second decision unless `include_awaiting_second` (for admins:
+    nobody else may learn the first decision, not even from a person's counts)."""
     statement = _facts().order_by(Decision.id)
-    if skip_awaiting_second:
+    if not include_awaiting_second:
         statement = statement.where(QueueItem.status != QueueStatus.AWAITING_SECOND.value)
     if since is not None:
         statement = statement.where(Decision.created_at >= as_utc(since))

@@ -37,9 +37,9 @@ async def review_stats(
     counted as withdrawn, not as a decision. For anyone but an admin, a double review
     awaiting its second decision counts for nobody until both are in: a count must not
     tell the second person what the first decided."""
-    sighted = principal.allows(AccessRole.ADMIN)
+    admin = principal.allows(AccessRole.ADMIN)
     facts = await review_measures.facts_between(
-        session, since=since, until=until, skip_awaiting_second=not sighted
+        session, since=since, until=until, include_awaiting_second=admin
     )
     people = [PersonStatsOut.model_validate(row) for row in person_stats(facts)]
     return ReviewStatsOut(people=people)
