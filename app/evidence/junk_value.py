@@ -76,14 +76,18 @@ def find_junk_value(pair: Pair) -> list[Detected]:
     spoken = {kind for kind, said in _SPOKEN.items() if said.search(pair.informal)}
     if not spoken:
         return []
-    types = declared_types(tokens)
-    guarded = _guarded_names(tokens)
+    applications = [
+        (operation, argument)
+        for operation, argument in _applications(tokens, operations)
+        if _KIND[tokens.texts[operation]] in spoken
+    ]
+    if not applications:
+        return []  # most pairs: the types and guards are never read
+    types, guarded = declared_types(tokens), _guarded_names(tokens)
     found: dict[tuple[str, str], Detected] = {}
-    for operation, argument in _applications(tokens, operations):
+    for operation, argument in applications:
         text, name = tokens.texts[operation], tokens.texts[argument]
-        if _KIND[text] not in spoken or (text, name) in found:
-            continue
-        if _outside_domain(types, guarded, text, name):
+        if (text, name) not in found and _outside_domain(types, guarded, text, name):
             found[text, name] = _finding(tokens, text, name, operation, argument)
             if len(found) == MAX_FINDINGS:
                 break

@@ -40,6 +40,9 @@ _TOKEN = re.compile(
     r"|:=|=>|->|<-|//|\.\.|<\||\|>|\S"
     r"|\n"
 )
+# The same tokens without the line breaks: where each token starts, for spans.
+_TOKEN_PLACES = re.compile(_TOKEN.pattern.removesuffix(r"|\n"))
+_LINE_BREAK = re.compile("\n")
 # What the comment and string stripper stops at, and what ends a block comment's nesting.
 _SPECIAL = re.compile(r'/-|--|"')
 _COMMENT_MARK = re.compile(r"/-|-/")
@@ -376,12 +379,12 @@ def _token_places(
     breaks. Blanking gives the stripped text's tokens but one: a `"` that ends the source
     is one quote there and two tokens in the stripped text; the second gets its place."""
     blanked = blank_comments_and_strings(source)
-    starts = [match.start() for match in _TOKEN.finditer(blanked) if match.group() != "\n"]
+    starts = list(map(re.Match.start, _TOKEN_PLACES.finditer(blanked)))
     if blanked.endswith('"') and starts and len(starts) < sum(b - a for a, b in kept):
         starts.append(starts[-1])
     runs = kept or ((0, len(starts)),)
-    rows = list(compress(range(len(source)), map("\n".__eq__, source)))
-    places = [at for start, stop in runs for at in starts[start:stop]]
+    rows = list(map(re.Match.start, _LINE_BREAK.finditer(source)))
+    places = list(chain.from_iterable(starts[start:stop] for start, stop in runs))
     return (places if len(places) == count else []), rows
 
 

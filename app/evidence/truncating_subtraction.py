@@ -46,9 +46,21 @@ def find_truncating_subtraction(pair: Pair) -> list[Detected]:
     minuses = tokens.positions(_MINUS)
     if not minuses or not _SPOKEN.search(pair.informal):
         return []
+    # Only a `-` between two identifiers (or a call and an identifier) can be one; the
+    # statement's types and orders are read only when there is such a `-`.
+    idents = tokens.idents()
+    candidates = [
+        index
+        for index in minuses
+        if 0 < index < len(tokens) - 1
+        and idents[index + 1]
+        and (idents[index - 1] or tokens.texts[index - 1] == ")")
+    ]
+    if not candidates:
+        return []
     context = _Context(tokens)
     found: list[Detected] = []
-    for index in minuses:
+    for index in candidates:
         if _truncates(tokens, context, index):
             found.append(_finding(tokens, index))
             if len(found) == MAX_FINDINGS:
