@@ -2,13 +2,16 @@
 latency, as a ratio of the ideal, next to a minimal asyncio loop making the same calls.
 
     python bench/batch_bench.py [--pairs 2000] [--latency-ms 100] [--concurrency 64 256]
-                                [--configs sqlite:1 postgres:1 postgres:2]
+                                [--configs sqlite:1 postgres:1 postgres:2] [--judges 3]
 
 For each configuration (database : worker processes) it starts a real service on loopback
 (`faithscreen serve` with the embedded worker for one worker; `serve --no-worker` plus N
 `faithscreen worker` processes otherwise), posts one batch, and waits until every item is
 done. C is the total number of calls in flight at the provider: each process gets
-C / (2 roles x N workers) per provider. The ideal wall time is calls x latency / C.
+C / (S seats x N workers) per provider, S being the translator and the judges (2 with the
+single judge; `--judges 3` runs a panel of three, FAITHSCREEN_JUDGES=a,b,c, each judge its
+own model and client). The ideal wall time is calls x latency / C, with S calls a pair;
+`calls/pair` is what the service stored (its report), S when no call had to be repeated.
 
 The reference is a bare asyncio loop making the same calls (the same prompts, both roles,
 C in flight) with httpx2 and no storage, in this process. Like the service's client it
@@ -103,15 +106,21 @@ def scripted_provider(latency_ms: float) -> Iterator[Provider]:
         process.wait()
 
 
-def reference_bodies(pairs: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """The request bodies of the service's first calls: both roles' prompts for each pair."""
+def judge_models(judges: int) -> dict[str, str]:
+    """Judge name -> model: the single judge, or a panel of `judges` (a, b, c, ...)."""
+    if judges == 1:
+        return {"judge": "judge-model"}
+    return {chr(ord("a") + i): f"judge-{chr(ord('a') + i)}-model" for i in range(judges)}
+
+
+def reference_bodies(pairs: list[dict[str, Any]], judges: int) -> list[dict[str, Any]]:
+    """The request bodies of the service's first calls: every seat's prompt for each pair."""
     bodies = []
     for row_ in pairs:
         pair = Pair(row_["informal"], row_["formal"], row_["header"])
-        for model, messages in (
-            ("translator-model", translator_messages(pair)),
-            ("judge-model", judge_messages(pair)),
-        ):
+        seats = [("translator-model", translator_messages(pair))]
+        seats += [(model, judge_messages(pair)) for model in judge_models(judges).values()]
+        for model, messages in seats:
             body = {"model": model, "messages": messages, "max_tokens": 2048, "temperature": 0.0}
             bodies.append(body)
     return bodies
@@ -160,6 +169,7 @@ class Run:
     cpu_seconds: float
     provider_cpu_seconds: float
     peak_rss_mb: float
+    calls_per_pair: float
 
 
 def process_stats(pid: int) -> tuple[float, float]:
@@ -188,7 +198,7 @@ def database(kind: str) -> Iterator[str]:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-def service_env(database_url: str, provider: str, per_process: int) -> dict[str, str]:
+def service_env(database_url: str, provider: str, per_process: int, judges: int) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
     env.update(
         FAITHSCREEN_DATABASE_URL=database_url,
@@ -196,9 +206,15 @@ def service_env(database_url: str, provider: str, per_process: int) -> dict[str,
         FAITHSCREEN_LLM_CONCURRENCY=str(per_process),
         FAITHSCREEN_TRANSLATOR_BASE_URL=provider,
         FAITHSCREEN_TRANSLATOR_MODEL="translator-model",
-        FAITHSCREEN_JUDGE_BASE_URL=provider,
-        FAITHSCREEN_JUDGE_MODEL="judge-model",
     )
+    if judges == 1:
+        env.update(FAITHSCREEN_JUDGE_BASE_URL=provider, FAITHSCREEN_JUDGE_MODEL="judge-model")
+        return env
+    models = judge_models(judges)
+    env["FAITHSCREEN_JUDGES"] = ",".join(models)
+    for name, model in models.items():
+        env[f"FAITHSCREEN_JUDGE_{name.upper()}_BASE_URL"] = provider
+        env[f"FAITHSCREEN_JUDGE_{name.upper()}_MODEL"] = model
     return env
 
 
@@ -223,8 +239,8 @@ def wait_healthy(client: httpx2.Client) -> None:
     raise RuntimeError("the service did not start")
 
 
-def screen_batch(client: httpx2.Client, pairs: list[dict[str, Any]]) -> tuple[float, float]:
-    """(ingest seconds, seconds from the POST until every item is done)."""
+def screen_batch(client: httpx2.Client, pairs: list[dict[str, Any]]) -> tuple[float, float, str]:
+    """(ingest seconds, seconds from the POST until every item is done, the batch id)."""
     started = time.perf_counter()
     response = client.post("/v1/batches", json={"items": pairs, "name": "bench"})
     response.raise_for_status()
@@ -234,7 +250,7 @@ def screen_batch(client: httpx2.Client, pairs: list[dict[str, Any]]) -> tuple[fl
         status = client.get(f"/v1/batches/{batch_id}").json()
         elapsed = time.perf_counter() - started
         if status["done"] >= status["total"]:
-            return ingest, elapsed
+            return ingest, elapsed, batch_id
         time.sleep(poll_wait(elapsed, status["done"], status["total"]))
 
 
@@ -252,14 +268,20 @@ def cpu_seconds(pids: list[int]) -> float:
     return sum(process_stats(pid)[0] for pid in pids)
 
 
+def stored_calls(client: httpx2.Client, batch_id: str) -> int:
+    """The calls the service stored for the batch, every seat and attempt (its report)."""
+    report = client.get("/v1/reports/summary", params={"batch_id": batch_id}).json()
+    return sum(group["calls"] for group in report["groups"])
+
+
 def run_config(
-    config: str, concurrency: int, provider: Provider, pairs: list[dict[str, Any]]
+    config: str, concurrency: int, provider: Provider, pairs: list[dict[str, Any]], judges: int
 ) -> Run:
     kind, workers_text = config.split(":")
     workers = int(workers_text)
-    per_process = max(1, concurrency // (2 * workers))
+    per_process = max(1, concurrency // ((1 + judges) * workers))
     with database(kind) as url:
-        env = service_env(url, provider.url, per_process)
+        env = service_env(url, provider.url, per_process, judges)
         subprocess.run([FAITHSCREEN, "db", "upgrade"], env=env, check=True, capture_output=True)
         port = 18000 + secrets.randbelow(2000)
         processes = start_service(env, workers, port)
@@ -269,21 +291,23 @@ def run_config(
                 wait_healthy(client)
                 time.sleep(1)  # workers start up after the API answers
                 before, provider_before = cpu_seconds(pids), cpu_seconds([provider.pid])
-                ingest, wall = screen_batch(client, pairs)
+                ingest, wall, batch_id = screen_batch(client, pairs)
                 cpu = cpu_seconds(pids) - before
                 provider_cpu = cpu_seconds([provider.pid]) - provider_before
+                calls = stored_calls(client, batch_id)
             peak = max(process_stats(pid)[1] for pid in pids)
         finally:
             for process in processes:
                 process.terminate()
             for process in processes:
                 process.wait()
-    return Run(config, concurrency, wall, ingest, cpu, provider_cpu, peak)
+    return Run(config, concurrency, wall, ingest, cpu, provider_cpu, peak, calls / len(pairs))
 
 
 HEADER = (
     "config",
     "C",
+    "calls/pair",
     "wall s",
     "ideal s",
     "ideal/wall",
@@ -304,6 +328,7 @@ def run_row(run: Run, ideal: float, reference: float, pairs: int) -> str:
     return row(
         run.config,
         run.concurrency,
+        f"{run.calls_per_pair:.2f}",
         f"{run.wall:.2f}",
         f"{ideal:.2f}",
         f"{ideal / run.wall:.2f}",
@@ -311,7 +336,7 @@ def run_row(run: Run, ideal: float, reference: float, pairs: int) -> str:
         f"{run.wall / reference:.2f}",
         f"{run.ingest:.2f}",
         f"{1000 * run.cpu_seconds / pairs:.2f}",
-        f"{1000 * run.provider_cpu_seconds / (2 * pairs):.2f}",
+        f"{1000 * run.provider_cpu_seconds / (run.calls_per_pair * pairs):.2f}",
         f"{run.peak_rss_mb:.0f}",
     )
 
@@ -323,13 +348,20 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[64, 256])
     parser.add_argument("--configs", nargs="+", default=["sqlite:1", "postgres:1", "postgres:2"])
     parser.add_argument("--repeat", type=int, default=1, help="keep the fastest of N runs")
+    parser.add_argument(
+        "--judges", type=int, default=1, help="1: the single judge; N > 1: a panel of N"
+    )
     args = parser.parse_args()
     pairs = load_pairs(args.pairs)
-    bodies = reference_bodies(pairs)
-    calls = 2 * len(pairs)
+    bodies = reference_bodies(pairs, args.judges)
+    calls = (1 + args.judges) * len(pairs)
     latency = args.latency_ms / 1000
     load = os.getloadavg()[0]
-    print(f"{len(pairs)} pairs, {calls} calls, latency {args.latency_ms:.0f} ms, load {load:.2f}")
+    judges = "single judge" if args.judges == 1 else f"panel of {args.judges} judges"
+    print(
+        f"{len(pairs)} pairs, {judges}, {calls} calls, latency {args.latency_ms:.0f} ms, "
+        f"load {load:.2f}"
+    )
     print(row(*HEADER))
     print(row(*(["---"] + ["---:"] * (len(HEADER) - 1))))
     with scripted_provider(args.latency_ms) as provider:
@@ -337,10 +369,11 @@ def main() -> None:
             ideal = calls * latency / concurrency
             references = [reference_run(provider, bodies, concurrency) for _ in range(args.repeat)]
             reference = min(references, key=lambda r: r.wall)
-            print(reference_row(concurrency, reference, ideal, calls), flush=True)
+            print(reference_row(concurrency, reference, ideal, calls, len(pairs)), flush=True)
             for config in args.configs:
                 runs = [
-                    run_config(config, concurrency, provider, pairs) for _ in range(args.repeat)
+                    run_config(config, concurrency, provider, pairs, args.judges)
+                    for _ in range(args.repeat)
                 ]
                 run = min(runs, key=lambda r: r.wall)
                 print(run_row(run, ideal, reference.wall, len(pairs)), flush=True)
@@ -361,17 +394,18 @@ def reference_run(
     return ReferenceRun(wall, time.process_time() - cpu, cpu_seconds([provider.pid]) - provider_cpu)
 
 
-def reference_row(concurrency: int, run: ReferenceRun, ideal: float, calls: int) -> str:
+def reference_row(concurrency: int, run: ReferenceRun, ideal: float, calls: int, pairs: int) -> str:
     return row(
         "reference loop",
         concurrency,
+        f"{calls / pairs:.2f}",
         f"{run.wall:.2f}",
         f"{ideal:.2f}",
         f"{ideal / run.wall:.2f}",
         "",
         "",
         "",
-        f"{2000 * run.cpu_seconds / calls:.2f}",
+        f"{1000 * run.cpu_seconds / pairs:.2f}",
         f"{1000 * run.provider_cpu_seconds / calls:.2f}",
         "",
     )

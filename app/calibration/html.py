@@ -29,7 +29,7 @@ from app.reports.charts import (
 from app.reports.html import OUTCOME_COLOURS, html_page
 from app.reports.stats import TOO_FEW, Rate
 from app.reports.text import milliseconds, rate_text
-from app.vocabulary import LABELS, OUTCOMES, Outcome
+from app.vocabulary import LABELS, OUTCOMES, SINGLE_JUDGE, Outcome
 
 # Each rate of the calibration object: its name on the page, and what it counts.
 RATES = {
@@ -80,6 +80,7 @@ def calibration_page(
         *_reasons(calibration["needs_review_reasons"]),
         *_configs(calibration["configs"]),
         *_cost(calibration["cost"]),
+        *_judges(calibration.get("by_judge") or {}),
         *(_comparison(comparison, calibration["batch_id"]) if comparison is not None else []),
         "</main>",
     ]
@@ -223,6 +224,34 @@ def _cost(cost: Mapping[str, Any]) -> list[str]:
         '<p class="hint">Every stored call, retries included; latency only of calls a '
         "provider answered.</p>",
         _text_table([], rows, counts=(1,)),
+    ]
+
+
+JUDGE_COLUMNS = ["judge", "models", "pairs", "catches", "faithful", "unreadable",
+                 "calls/pair", "tokens/pair"]  # fmt: skip
+
+
+def _judges(by_judge: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """A panel's judges, each by its own verdict (not shown for the single judge alone)."""
+    if set(by_judge) <= {SINGLE_JUDGE}:
+        return []
+    rows = [
+        [
+            name,
+            ", ".join(judge["models"]),
+            str(judge["pairs"]),
+            *(rate_text(_rate(judge[key])) for key in ("catches", "faithful", "unreadable")),
+            _decimal(judge["calls_per_pair"], 2),
+            _decimal(judge["tokens_per_pair"], 0),
+        ]
+        for name, judge in by_judge.items()
+    ]
+    return [
+        "<h2>By judge</h2>",
+        '<p class="hint">Each judge by its own verdict (its first readable reply): catches '
+        "are MISMATCH on mismatch pairs, faithful is FAITHFUL on faithful pairs; 95% Wilson "
+        "intervals. Which judge earns its cost.</p>",
+        _text_table(JUDGE_COLUMNS, rows, counts=(2, 6, 7), wrap=(0, 1)),
     ]
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from app.vocabulary import LABELS, OUTCOMES
+from app.vocabulary import LABELS, OUTCOMES, SINGLE_JUDGE
 
 RATE_NAMES = (
     "false_pass",
@@ -52,7 +52,26 @@ def calibration_text(body: Mapping[str, Any]) -> str:
     lines += _counts_lines("needs_review reasons", body["needs_review_reasons"])
     lines += _config_lines(body["configs"])
     lines += _cost_lines(body["cost"])
+    lines += _judge_lines(body.get("by_judge") or {})
     return "\n".join(lines) + "\n"
+
+
+def _judge_lines(by_judge: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """Per panel judge, its own verdicts and cost (not shown for the single judge alone,
+    whose verdicts the rates above already are)."""
+    if set(by_judge) <= {SINGLE_JUDGE}:
+        return []
+    lines = ["", "by judge (its own verdict; 95% Wilson interval):"]
+    for name, judge in by_judge.items():
+        tokens = judge["tokens_per_pair"]
+        lines += [
+            f"  {name} ({', '.join(judge['models'])}): {judge['pairs']} pairs, "
+            f"{judge['calls_per_pair']:.2f} calls and {tokens:.0f} tokens a pair",
+            f"    catches     {rate_text(judge['catches'])}  (said MISMATCH / mismatch)",
+            f"    faithful    {rate_text(judge['faithful'])}  (said FAITHFUL / faithful)",
+            f"    unreadable  {rate_text(judge['unreadable'])}  (no ok reply / pairs)",
+        ]
+    return lines
 
 
 def _matrix_lines(matrix: Mapping[str, Mapping[str, int]]) -> list[str]:

@@ -143,3 +143,29 @@ def test_the_terminal_and_html_reports_show_judges_only_with_a_panel() -> None:
     assert "Judges" in text and "Panel agreement: Fleiss' kappa" in text
     page = summary_html(shown, filters={}, generated_at=now)
     assert "<h2>Judges</h2>" in page and "a&lt;b" in page and "a<b" not in page
+
+
+def test_eval_run_prints_each_panel_judge_and_not_the_single_judge() -> None:
+    from app.calibration.text import calibration_text
+
+    panel = CalibrationTally()
+    panel.add(labelled("mismatch", [call("a", "mismatch"), call("b", "faithful")]))
+    text = calibration_text({"batch_id": "x", **panel.as_json()})
+    assert "by judge (its own verdict" in text
+    assert "  a (a-model): 1 pairs, 1.00 calls and 110 tokens a pair" in text
+    assert "catches     1/1 = 100.0%" in text
+    single = CalibrationTally()
+    single.add(labelled("mismatch", [call("judge", "mismatch")]))
+    assert "by judge" not in calibration_text({"batch_id": "x", **single.as_json()})
+
+
+def test_the_calibration_page_shows_each_panel_judge() -> None:
+    from app.calibration.html import calibration_page
+
+    panel = CalibrationTally()
+    panel.add(labelled("mismatch", [call("a<x", "mismatch"), call("b", "faithful")]))
+    page = calibration_page({"batch_id": "x", **panel.as_json()})
+    assert "<h2>By judge</h2>" in page and "a&lt;x" in page and "a<x" not in page
+    single = CalibrationTally()
+    single.add(labelled("mismatch", [call("judge", "mismatch")]))
+    assert "By judge" not in calibration_page({"batch_id": "x", **single.as_json()})
