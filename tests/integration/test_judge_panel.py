@@ -335,3 +335,24 @@ async def test_readiness_lists_each_judge_of_the_panel(panel_api: Api) -> None:
         "judge": "configured",
         **{f"judge:{name}": "configured" for name in JUDGES},
     }
+
+
+async def test_a_worker_without_one_of_the_screenings_judges_records_its_calls_as_failed(
+    start_api: StartApi, panel_settings: Settings
+) -> None:
+    """The panel is the one the screening was submitted under, not the worker's."""
+    async with start_api(panel_settings, with_worker=False) as intake:
+        screening_id = await submit(intake, body())
+    fewer = panel_settings.model_copy(
+        update={"judges": "a,b", "panel_providers": {
+            name: panel_settings.panel_providers[name] for name in ("a", "b")
+        }}
+    )  # fmt: skip
+    async with start_api(fewer) as worker:
+        screening = await wait_done(worker, screening_id)
+    assert screening["judges"] == list(JUDGES)
+    assert screening["outcome"] == "needs_review"
+    assert screening["reasons"] == ["judge_provider_error:c"]
+    (failed,) = [r for r in screening["reviews"] if r["judge_name"] == "c"]
+    assert failed["parse_status"] == "provider_error"
+    assert "FAITHSCREEN_JUDGE_C_BASE_URL" in failed["error"]
