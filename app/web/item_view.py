@@ -1,79 +1,178 @@
-"""What the item page shows about a queue item's claim, and which buttons it offers.
+"""What the item page shows about a queue item's state, and which controls it offers.
 
-The buttons follow the service's rules so a reviewer is not offered what would be refused;
-the service still decides every post.
+The controls follow the service's rules so a reviewer is not offered what would be refused
+(app/review_queue/service.py); the service still decides every post. What a blind item or
+a double review hides is the API's item (app/api/queue_schemas.QueueItemOut, built with
+visibility.blind_for): the page shows nothing the API would not.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
-from app.api.queue_schemas import QueueItemOut
-from app.api.schemas import ReadingOut
+from app.api.queue_schemas import DecisionOut, QueueItemOut
+from app.api.schemas import ReadingOut, ReviewOut
 from app.auth.principal import AccessRole, Principal
-from app.models.decision import DecisionKind
+from app.models.decision import DEFECTS, DecisionKind
 from app.models.queue_item import QueueStatus
-from app.vocabulary import Role
+from app.vocabulary import ParseStatus, Role
 from app.web.access import Reviewer
 from app.web.pages import context_for
+from app.web.pair_view import back_translations, pair_view
 from app.web.presentation import when
 
 # The API's limit on a note (app/api/queue_schemas.Note); the form only hints at it.
 NOTE_LIMIT = 10_000
 TRANSLATOR = Role.TRANSLATOR.value
+# Keys 1-9 then 0 tick the defects in the vocabulary's order.
+DEFECT_KEYS = tuple(zip("1234567890", DEFECTS, strict=True))
+RULED = (DecisionKind.DECISION, DecisionKind.ADJUDICATION)
+
+
+@dataclass(frozen=True, slots=True)
+class Controls:
+    """What this person may do with the item now."""
+
+    can_claim: bool
+    can_decide: bool
+    can_release: bool
+    can_reopen: bool
+    can_adjudicate: bool
+    # The decision of theirs they may still withdraw, and the seconds left to do it.
+    undoable: DecisionOut | None
+    undo_seconds_left: int
 
 
 def claim_state(item: QueueItemOut, principal: Principal) -> str:
-    if item.status is QueueStatus.RESOLVED:
+    status = item.status
+    if status is QueueStatus.RESOLVED:
         return _resolved_state(item)
-    if item.status is QueueStatus.CLAIMED:
-        holder = "you" if item.claimed_by == principal.name else item.claimed_by
-        state = f"Claimed by {holder} until {when(item.claim_expires_at)}."
-        return state if holder == "you" else f"{state} Only they can decide it until then."
+    if status is QueueStatus.DISPUTED:
+        return "Disputed: the two decisions disagree. Only an admin settles it (adjudicate)."
+    if status is QueueStatus.AWAITING_SECOND:
+        return _awaiting_state(item, principal)
+    if status is QueueStatus.CLAIMED:
+        return _held_state(item, principal)
     return "Open: nobody holds it. Claim it, or decide at once (that claims it for you)."
 
 
+def _held_state(item: QueueItemOut, principal: Principal) -> str:
+    holder = "you" if item.claimed_by == principal.name else item.claimed_by
+    state = f"Claimed by {holder} until {when(item.claim_expires_at)}."
+    return state if holder == "you" else f"{state} Only they can decide it until then."
+
+
+def _awaiting_state(item: QueueItemOut, principal: Principal) -> str:
+    if _decided_first(item, principal):
+        return "You gave the first decision: a second person must decide it now."
+    state = "Awaiting a second decision: one person has decided; another must decide too."
+    if item.claimed_by:
+        return f"{state} {_held_state(item, principal)}"
+    return f"{state} Claim it, or decide at once."
+
+
 def _resolved_state(item: QueueItemOut) -> str:
-    decided = [row for row in item.trail if row.kind is DecisionKind.DECISION]
-    if not decided:
+    ruled = [row for row in _standing(item.trail) if row.kind in RULED]
+    if not ruled:
         return "Resolved."
-    last = decided[-1]
-    return f"Resolved: {last.decision} by {last.actor} at {when(last.created_at)}."
+    last = ruled[-1]
+    verb = "adjudicated by" if last.kind is DecisionKind.ADJUDICATION else "by"
+    return f"Resolved: {last.decision} {verb} {last.actor} at {when(last.created_at)}."
+
+
+def _standing(trail: list[DecisionOut]) -> list[DecisionOut]:
+    """The trail without withdrawn decisions and the withdrawals themselves."""
+    withdrawn = {row.withdraws_id for row in trail if row.kind is DecisionKind.WITHDRAWAL}
+    return [r for r in trail if r.kind is not DecisionKind.WITHDRAWAL and r.id not in withdrawn]
+
+
+def _since_reopen(trail: list[DecisionOut]) -> list[DecisionOut]:
+    reopens = [i for i, row in enumerate(trail) if row.kind is DecisionKind.REOPEN]
+    return trail[reopens[-1] + 1 :] if reopens else trail
+
+
+def _decided_first(item: QueueItemOut, principal: Principal) -> bool:
+    current = _since_reopen(_standing(item.trail))
+    return any(r.kind is DecisionKind.DECISION and r.actor == principal.name for r in current)
+
+
+def controls(
+    item: QueueItemOut, principal: Principal, *, undo_seconds: float, now: datetime
+) -> Controls:
+    status, admin = item.status, principal.allows(AccessRole.ADMIN)
+    held = item.claimed_by is not None
+    mine = held and item.claimed_by == principal.name
+    second = status is QueueStatus.AWAITING_SECOND and not _decided_first(item, principal)
+    takeable = status is QueueStatus.OPEN or (second and not (held and not mine))
+    undoable, left = _undoable(item, principal, undo_seconds, now)
+    return Controls(
+        can_claim=takeable and not mine,
+        can_decide=takeable or (status is QueueStatus.CLAIMED and mine),
+        can_release=held and status is not QueueStatus.RESOLVED and (mine or admin),
+        can_reopen=status is QueueStatus.RESOLVED and admin,
+        can_adjudicate=status is QueueStatus.DISPUTED and admin,
+        undoable=undoable,
+        undo_seconds_left=left,
+    )
+
+
+def _undoable(
+    item: QueueItemOut, principal: Principal, undo_seconds: float, now: datetime
+) -> tuple[DecisionOut | None, int]:
+    """The person's own decision, when it is the trail's last row and still inside
+    FAITHSCREEN_REVIEW_UNDO_SECONDS."""
+    if not item.trail:
+        return None, 0
+    last = item.trail[-1]
+    if last.kind is not DecisionKind.DECISION or last.actor != principal.name:
+        return None, 0
+    left = int(undo_seconds - (now - last.created_at).total_seconds())
+    return (last, left) if left > 0 else (None, 0)
 
 
 def item_context(
-    item: QueueItemOut, reviewer: Reviewer, *, next_id: int | None, message: str | None
+    item: QueueItemOut,
+    reviewer: Reviewer,
+    *,
+    undo_seconds: float,
+    now: datetime,
+    next_id: int | None,
+    message: str | None,
 ) -> dict[str, Any]:
-    principal, status = reviewer.principal, item.status
-    mine = status is QueueStatus.CLAIMED and item.claimed_by == principal.name
-    admin = principal.allows(AccessRole.ADMIN)
+    principal, screening = reviewer.principal, item.screening
+    reviews: list[ReviewOut] = [] if screening.blind else list(screening.reviews)
+    evidence = [] if screening.blind else screening.evidence
     return context_for(
         principal,
         reviewer.signed_in,
         item=item,
-        screening=item.screening,
-        # In the pipeline's order: the translator back-translates, then the judge rules.
-        # A blind item's screening holds the pair only (no reviews, no readings).
+        screening=screening,
+        pair=pair_view(screening.informal, screening.formal, screening.header, evidence),
+        # In the pipeline's order: the translator back-translates, then the judges rule.
         reviews=sorted(
-            getattr(item.screening, "reviews", []), key=lambda r: (r.role != TRANSLATOR, r.attempt)
+            reviews, key=lambda r: (r.role != TRANSLATOR, r.role, r.judge_name or "", r.attempt)
         ),
-        # (role, attempt) -> the re-readings of that review by re-scoring runs, oldest first.
+        back_translations=back_translations(reviews),
+        unread=lambda review: review.parse_status != ParseStatus.OK.value,
+        # (role, judge, attempt) -> the re-readings of that review by re-scoring runs, oldest
+        # first.
         rereads=_rereads(item),
         trail=item.trail,
         claim_state=claim_state(item, principal),
-        mine=mine,
-        can_claim=status is QueueStatus.OPEN,
-        can_decide=status is QueueStatus.OPEN or mine,
-        can_release=status is QueueStatus.CLAIMED and (mine or admin),
-        can_reopen=status is QueueStatus.RESOLVED and admin,
+        controls=controls(item, principal, undo_seconds=undo_seconds, now=now),
+        defect_keys=DEFECT_KEYS,
         next_url=f"/review/items/{next_id}" if next_id is not None else None,
         note_limit=NOTE_LIMIT,
         message=message,
     )
 
 
-def _rereads(item: QueueItemOut) -> dict[tuple[str, int], list[ReadingOut]]:
-    found: dict[tuple[str, int], list[ReadingOut]] = {}
-    for reading in getattr(item.screening, "readings", []):
-        found.setdefault((reading.role, reading.attempt), []).append(reading)
+def _rereads(item: QueueItemOut) -> dict[tuple[str, str | None, int], list[ReadingOut]]:
+    found: dict[tuple[str, str | None, int], list[ReadingOut]] = {}
+    if not item.screening.blind:
+        for reading in item.screening.readings:
+            key = (reading.role, reading.judge_name, reading.attempt)
+            found.setdefault(key, []).append(reading)
     return found

@@ -9,10 +9,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
+from app.auth.principal import AccessRole, Principal
 from app.errors import AppError
 from app.intake.requests import storable
-from app.models.queue_item import QueueStatus
+from app.models.queue_item import STATUSES, QueueStatus
 from app.review_queue.service import QueueFilters
+from app.review_queue.visibility import BlindMode, audit_withheld, blind_audit_values
 from app.web.pages import PageProblem
 
 # The API's limits on the same filters (app/api/routes/queue.py).
@@ -39,7 +41,7 @@ def _status(query: Mapping[str, str]) -> QueueStatus | None:
     try:
         return QueueStatus(value) if value else None
     except ValueError as error:
-        raise _refuse("status: one of open, claimed, resolved") from error
+        raise _refuse(f"status: one of {', '.join(STATUSES)}") from error
 
 
 def _audit(query: Mapping[str, str]) -> bool | None:
@@ -49,13 +51,20 @@ def _audit(query: Mapping[str, str]) -> bool | None:
     return AUDIT_VALUES[value]
 
 
-def filters_from(query: Mapping[str, str]) -> tuple[QueueFilters, str | None]:
-    """The filters and the page cursor of a queue page's address."""
+def filters_from(
+    query: Mapping[str, str], principal: Principal, mode: BlindMode
+) -> tuple[QueueFilters, str | None]:
+    """The filters and the page cursor of a queue page's address. As in GET /v1/queue, a
+    filter on what a blind item withholds (its reasons; its audit flag under `all`) never
+    matches that item for a non-admin: else the filter would tell what the item hides."""
+    admin = principal.role is AccessRole.ADMIN
     filters = QueueFilters(
         status=_status(query),
         reason=_text(query, "reason"),
         batch_id=_text(query, "batch_id"),
         audit=_audit(query),
+        blind_audits=() if admin else blind_audit_values(mode),
+        audit_withheld=audit_withheld(mode),
     )
     return filters, _text(query, "cursor")
 

@@ -4,15 +4,18 @@ Every rule is the queue service's (app/review_queue/service.py), the one the API
 these handlers read forms, call it, and render. Posts follow post/redirect/get, so a
 reload never posts twice.
 
-Deciding an open item claims it and decides in one post: pressing `f` or `m` on an item
-nobody holds is what a reviewer means. The service still checks the claimant: the claim
-is taken first in the same transaction, so an item another reviewer holds (409) or one
-already resolved (409) is refused, and nothing of the post is kept.
+Deciding an open item (or one awaiting a double review's second decision) claims it and
+decides in one post: pressing `f`, `m` or `u` on an item nobody holds is what a reviewer
+means. A decision form carries its defects as one checkbox each (`defect:NAME`); Undo and
+an admin's adjudication post to their own addresses, as over the API. The service still
+checks the claimant: the claim is taken first in the same transaction, so an item another
+reviewer holds (409) or one already resolved (409) is refused, and nothing of the post is
+kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Annotated, TypeVar
 
@@ -24,17 +27,20 @@ from starlette.responses import RedirectResponse, Response
 from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.queue_schemas import (
+    AdjudicationRequest,
     DecisionRequest,
     QueueItemOut,
     QueuePageOut,
     ReopenRequest,
     Viewer,
 )
+from app.db.types import utcnow
 from app.errors import AppError, NotFound
 from app.models.queue_item import QueueStatus
-from app.policy import Reason
+from app.reports.review_stats import person_stats
+from app.repositories import review_measures
 from app.review_queue import service
-from app.review_queue.service import QueueFilters
+from app.review_queue.service import QueueFilters, ReviewRules
 from app.web.access import (
     NOT_A_KEY,
     BrowserDep,
@@ -52,6 +58,7 @@ from app.web.pages import (
     sign_in_page,
 )
 from app.web.queue_filters import filters_from, page_links
+from app.web.queue_view import queue_rows, reason_choices, totals
 from app.web.session import (
     MAX_FORM_BYTES,
     SIGN_IN_FORM_BYTES,
@@ -60,18 +67,34 @@ from app.web.session import (
     forget_session,
     keep_signed_in,
 )
+from app.web.stats_view import days_from, person_row
 from app.web.transport_security import StrictTransportSecurity
 
 router = APIRouter(prefix="/review", include_in_schema=False)
-Body = TypeVar("Body", DecisionRequest, ReopenRequest)
+Body = TypeVar("Body", DecisionRequest, AdjudicationRequest, ReopenRequest)
 PAGE_SIZE = 50
 # Fixed wording for `?done=`: a query parameter never puts its own text on the page.
 DONE_MESSAGES = {
     "claimed": "You hold this item now.",
     "released": "Released: the item is open again.",
     "decided": "Decision recorded: the item is resolved.",
+    "first": "Decision recorded. This is a double review: a second person decides it next.",
+    "disputed": "Decision recorded. It differs from the first one: the item is disputed until "
+    "an admin adjudicates it.",
+    "unsure": "Unsure recorded: the item is back in the queue for someone else.",
+    "withdrawn": "Withdrawn: your decision is taken back and the item is yours again.",
+    "adjudicated": "Adjudicated: the item is resolved.",
     "reopened": "Reopened: the item is open again.",
 }
+# What a decision led to, as `?done=`.
+DECIDED_AS = {
+    QueueStatus.RESOLVED: "decided",
+    QueueStatus.AWAITING_SECOND: "first",
+    QueueStatus.DISPUTED: "disputed",
+    QueueStatus.OPEN: "unsure",
+}
+# One checkbox a defect (a form carries one value per field): `defect:wrong_type=on`.
+DEFECT_FIELD = "defect:"
 SUBMITTER_REFUSED = (
     "Only a reviewer or admin key can use the review pages (this one is a submitter's or a "
     "metrics scraper's): sign in with a reviewer or admin key."
@@ -166,20 +189,24 @@ async def queue_page(
     browser: BrowserDep,
     runtime: RuntimeDep,
 ) -> Response:
-    filters, cursor = filters_from(request.query_params)
+    mode = runtime.settings.review_blind
+    filters, cursor = filters_from(request.query_params, reviewer.principal, mode)
     with shown_as_page():
         page = await service.list_items(
             session, reviewer.principal, filters, cursor=cursor, limit=PAGE_SIZE
         )
-    listing = QueuePageOut.of(page, Viewer(reviewer.principal, runtime.settings.review_blind))
+        listing = QueuePageOut.of(page, Viewer(reviewer.principal, mode))
+        rows = await queue_rows(session, listing)
+        counted = await totals(session, now=utcnow())
     first_url, next_url = page_links(filters, cursor, listing.next_cursor)
     context = context_for(
         reviewer.principal,
         reviewer.signed_in,
-        items=listing.items,
+        rows=rows,
+        totals=counted,
         filters=filters,
         statuses=[status.value for status in QueueStatus],
-        reason_codes=[reason.value for reason in Reason],
+        reason_codes=reason_choices(filters.reason),
         first_page_url=first_url,
         next_page_url=next_url,
     )
@@ -201,8 +228,27 @@ async def item_page(
         detail = QueueItemOut.of_detail(found, viewer)
         next_id = await next_open_item(session, reviewer, item)
     message = DONE_MESSAGES.get(request.query_params.get("done", ""))
-    context = item_context(detail, reviewer, next_id=next_id, message=message)
+    context = item_context(
+        detail,
+        reviewer,
+        undo_seconds=runtime.settings.review_undo_seconds,
+        now=utcnow(),
+        next_id=next_id,
+        message=message,
+    )
     return render(request, browser, "item.html", context)
+
+
+@router.get("/stats")
+async def stats_page(
+    request: Request, session: SessionDep, reviewer: ReviewerDep, browser: BrowserDep
+) -> Response:
+    """Per person, what GET /v1/review/stats serves (ReviewerDep has checked the role)."""
+    days = days_from(request.query_params)
+    facts = await review_measures.facts_between(session, since=days.start, until=days.end)
+    rows = [person_row(person) for person in person_stats(facts)]
+    context = context_for(reviewer.principal, reviewer.signed_in, rows=rows, days=days)
+    return render(request, browser, "review_stats.html", context)
 
 
 async def next_open_item(session: SessionDep, reviewer: ReviewerDep, current: int) -> int | None:
@@ -255,12 +301,53 @@ async def decide_item(
     browser: BrowserDep,
 ) -> Response:
     form = await guarded_form(request, browser)
-    body = validated(DecisionRequest, form, item)
+    body = validated(DecisionRequest, decision_fields(form), item)
+    rules = ReviewRules.of(runtime.settings)
     with shown_as_page(item):
-        seconds = runtime.settings.review_claim_seconds
-        await service.claim(session, reviewer.principal, item, claim_seconds=seconds)
-        await service.decide(session, reviewer.principal, item, body.decision, body.note)
-    return to_item(item, "decided")
+        await service.claim(session, reviewer.principal, item, claim_seconds=rules.claim_seconds)
+        decided = await service.decide(
+            session,
+            reviewer.principal,
+            item,
+            body.decision,
+            body.note,
+            defects=body.defects,
+            rules=rules,
+        )
+    return to_item(item, DECIDED_AS.get(decided.status, "decided"))
+
+
+@router.post("/items/{item_id}/undo")
+async def undo_decision(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    runtime: RuntimeDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    await guarded_form(request, browser)
+    with shown_as_page(item):
+        rules = ReviewRules.of(runtime.settings)
+        await service.undo(session, reviewer.principal, item, rules=rules)
+    return to_item(item, "withdrawn")
+
+
+@router.post("/items/{item_id}/adjudicate")
+async def adjudicate_item(
+    item: ItemNumber,
+    request: Request,
+    session: SessionDep,
+    reviewer: ReviewerDep,
+    browser: BrowserDep,
+) -> Response:
+    form = await guarded_form(request, browser)
+    body = validated(AdjudicationRequest, decision_fields(form), item)
+    with shown_as_page(item):
+        await service.adjudicate(
+            session, reviewer.principal, item, body.decision, body.note, defects=body.defects
+        )
+    return to_item(item, "adjudicated")
 
 
 @router.post("/items/{item_id}/reopen")
@@ -278,7 +365,16 @@ async def reopen_item(
     return to_item(item, "reopened")
 
 
-def validated(model: type[Body], form: dict[str, str], item: int) -> Body:
+def decision_fields(form: dict[str, str]) -> dict[str, object]:
+    """A decision form as the API's body: its ticked `defect:NAME` boxes as `defects` (a
+    name outside the vocabulary is the service's 422 `unknown_defect`, as over the API)."""
+    defects = [name.removeprefix(DEFECT_FIELD) for name in form if name.startswith(DEFECT_FIELD)]
+    return {name: form[name] for name in ("decision", "note") if name in form} | {
+        "defects": defects
+    }
+
+
+def validated(model: type[Body], form: Mapping[str, object], item: int) -> Body:
     """The API's own request body checks the form (the same limits on a note)."""
     fields = {name: value for name, value in form.items() if name in model.model_fields}
     try:

@@ -157,8 +157,9 @@ def test_a_bad_key_and_a_submitter_key_are_refused_at_sign_in_with_a_message(
 
 
 def test_the_item_page_fits_a_laptop_screen(browser_page: Page, site: ReviewSite) -> None:
-    """1366x768 without zooming: no sideways scrolling, the long Lean line wraps inside its
-    box, and text is at a readable size."""
+    """1366x768 without zooming: no sideways scrolling of the page, the long Lean line kept
+    whole on its line (never soft-wrapped: its box scrolls sideways), and text is at a
+    readable size."""
     page = browser_page
     item_id = site.seed("long_line")
     sign_in(page, site, site.alice)
@@ -166,8 +167,8 @@ def test_the_item_page_fits_a_laptop_screen(browser_page: Page, site: ReviewSite
     page_width = page.evaluate("document.documentElement.scrollWidth")
     assert page_width <= page.viewport_size["width"]
     scroll_width, client_width, lines = page.evaluate(LEAN_BOX)
-    assert scroll_width <= client_width  # wrapped: neither cut off nor scrolled sideways
-    assert lines >= 2  # the long line really wrapped
+    assert scroll_width > client_width  # not wrapped: the box scrolls sideways
+    assert lines == 1
     sizes = page.evaluate(
         "['body', '#lean-formal', '#informal'].map("
         "s => parseFloat(getComputedStyle(document.querySelector(s)).fontSize))"

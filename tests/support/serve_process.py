@@ -62,7 +62,8 @@ class ServeProcess:
                 command, env=full_env, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent
             )
         try:
-            self._wait_healthy(deadline=time.monotonic() + 60)
+            # Generous: a shared CI machine under load takes long to import and migrate.
+            self._wait_healthy(deadline=time.monotonic() + 180)
         except AssertionError:
             self.kill()  # no caller holds it yet to stop it
             raise
