@@ -17,7 +17,9 @@ class RoleReading(BaseModel):
     """The last reply of one role (of one panel judge)."""
 
     role: str = Field(description="translator or judge.")
-    judge: str | None = Field(default=None, description="A panel judge's name.")
+    judge: str | None = Field(
+        default=None, description="A panel judge's name, `judge` for the single judge."
+    )
     verdict: str = Field(description="faithful, mismatch or unclear.")
     parse_status: str = Field(description="`ok`: the verdict is the model's word.")
     issues: str | None
@@ -56,7 +58,7 @@ def last_readings(reviews: Sequence[ReviewOut]) -> list[RoleReading]:
     """Per role (and panel judge), its highest attempt: the reply the policy read last."""
     last: dict[tuple[str, str | None], ReviewOut] = {}
     for review in reviews:
-        key = (review.role, getattr(review, "judge_name", None))
+        key = (review.role, review.judge_name)
         if key not in last or review.attempt >= last[key].attempt:
             last[key] = review
     return [

@@ -29,8 +29,11 @@ Connect = Callable[[Context], AbstractAsyncContextManager[AsyncClient]]
 MAX_WAIT_SECONDS = 300.0
 WAIT_DOC = f"How long to wait for the outcome, 0 to {MAX_WAIT_SECONDS:g} seconds."
 REPLIES_DOC = (
-    "Replies already written (`translator`, `judge`): decided at once, with no provider call."
+    "Replies already written (`translator`, and `judge` or a panel's `judges` by name): "
+    "decided at once, with no provider call."
 )
+# As the API's `replies` (SuppliedReplies), which checks them.
+Replies = dict[str, str | dict[str, str]]
 INSTRUCTIONS = (
     "FaithScreen checks that a Lean 4 statement says what its informal statement says. "
     "Call screen_pair before handing a formal statement on: `passed` is evidence (never "
@@ -56,7 +59,7 @@ def _screen_pair(connect: Connect) -> Callable[..., Any]:
         informal: Annotated[str, Field(description="The informal statement.")],
         formal: Annotated[str, Field(description="The Lean 4 statement.")],
         header: Annotated[str | None, Field(description="Imports and `open` lines.")] = None,
-        replies: Annotated[dict[str, str] | None, Field(description=REPLIES_DOC)] = None,
+        replies: Annotated[Replies | None, Field(description=REPLIES_DOC)] = None,
         wait_seconds: Annotated[float, Field(description=WAIT_DOC)] = 60.0,
     ) -> ScreeningResult:
         """Screen one (informal, Lean 4) pair: outcome, reasons, each reviewer's verdict and
