@@ -12,10 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from html import escape
 from itertools import pairwise
 
-from markupsafe import Markup
+from markupsafe import Markup, escape
+
+
+def _escaped(text: str) -> str:
+    """Escaped as Jinja escapes (quotes too), as plain `str`: adding a `Markup` to a `str`
+    would escape the `str`, tags and all."""
+    return str(escape(text))
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,7 +57,7 @@ def marked(text: str, marks: Sequence[Mark]) -> Markup:
 def _line(line: str, marks: list[Mark]) -> str:
     spans = [(s, e, m) for m in marks for s, e in [_clamped(m, len(line))] if s < e]
     if not spans:
-        return escape(line, quote=False)
+        return _escaped(line)
     cuts = sorted({0, len(line), *(s for s, _, _ in spans), *(e for _, e, _ in spans)})
     pieces = []
     for start, end in pairwise(cuts):
@@ -67,10 +72,10 @@ def _clamped(mark: Mark, length: int) -> tuple[int, int]:
 
 
 def _piece(text: str, covering: list[Mark]) -> str:
-    body = escape(text, quote=False)
+    body = _escaped(text)
     if not covering:
         return body
-    title = escape("\n".join(m.title for m in covering))
+    title = _escaped("\n".join(m.title for m in covering))
     css = " ".join(sorted({m.css for m in covering}))
     indices = " ".join(str(m.index) for m in covering)
     return f'<mark class="span {css}" data-findings="{indices}" title="{title}">{body}</mark>'

@@ -20,10 +20,16 @@ import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterator
 from dataclasses import dataclass
-from html import escape
 
 from latex2mathml.converter import convert
-from markupsafe import Markup
+from markupsafe import Markup, escape
+
+
+def _escaped(text: str) -> str:
+    """Escaped as Jinja escapes (quotes too), as plain `str`: adding a `Markup` to a `str`
+    would escape the `str`, tags and all."""
+    return str(escape(text))
+
 
 MAX_TEX_CHARS = 2_000
 MAX_PARTS = 200
@@ -128,10 +134,10 @@ def render(text: str) -> Rendered:
             tried += 1
             mathml = _mathml(part)
         if mathml is None:
-            pieces.append(escape(part.source if part.tex else part.text, quote=False))
+            pieces.append(_escaped(part.source if part.tex else part.text))
             continue
         converted += 1
-        pieces.append(f'<span class="tex" title="{escape(part.source)}">{mathml}</span>')
+        pieces.append(f'<span class="tex" title="{_escaped(part.source)}">{mathml}</span>')
     return Rendered(Markup("".join(pieces)), converted)
 
 
@@ -164,19 +170,19 @@ def _walk(root: ET.Element) -> Iterator[str | None]:
         if closing:
             # The root's tail lies outside the formula: nothing of it belongs here.
             tail = element.tail if depth > 0 else None
-            yield f"</{name}>" + escape(tail or "", quote=False)
+            yield f"</{name}>" + _escaped(tail or "")
             continue
         if name not in ELEMENTS or depth > MAX_DEPTH:
             yield None
             return
-        yield f"<{name}{_attributes(element)}>" + escape(element.text or "", quote=False)
+        yield f"<{name}{_attributes(element)}>" + _escaped(element.text or "")
         stack.append((element, depth, True))
         stack.extend((child, depth + 1, False) for child in reversed(list(element)))
 
 
 def _attributes(element: ET.Element) -> str:
     kept = [
-        f' {name}="{escape(value)}"'
+        f' {name}="{_escaped(value)}"'
         for name, value in sorted(element.attrib.items())
         if _allowed(name, value.strip())
     ]

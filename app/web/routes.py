@@ -34,6 +34,7 @@ from app.api.queue_schemas import (
     ReopenRequest,
     Viewer,
 )
+from app.auth.principal import AccessRole
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
 from app.models.queue_item import QueueStatus
@@ -243,9 +244,13 @@ async def item_page(
 async def stats_page(
     request: Request, session: SessionDep, reviewer: ReviewerDep, browser: BrowserDep
 ) -> Response:
-    """Per person, what GET /v1/review/stats serves (ReviewerDep has checked the role)."""
+    """Per person, what GET /v1/review/stats serves (ReviewerDep has checked the role), by
+    its rule: a double review awaiting its second decision counts for nobody but admins."""
     days = days_from(request.query_params)
-    facts = await review_measures.facts_between(session, since=days.start, until=days.end)
+    admin = reviewer.principal.allows(AccessRole.ADMIN)
+    facts = await review_measures.facts_between(
+        session, since=days.start, until=days.end, include_awaiting_second=admin
+    )
     rows = [person_row(person) for person in person_stats(facts)]
     context = context_for(reviewer.principal, reviewer.signed_in, rows=rows, days=days)
     return render(request, browser, "review_stats.html", context)

@@ -205,6 +205,8 @@ def test_a_double_review_is_decided_apart_and_a_dispute_adjudicated_by_an_admin(
         assert page.inner_text("#claim-state").startswith("You gave the first decision")
 
         sign_in(page, site, bob)
+        page.goto(f"{site.base_url}/review/stats")  # alice's count would tell bob hers
+        page.wait_for_selector("text=No decision in this range.")
         page.goto(f"{site.base_url}/review?status=awaiting_second")
         assert page.inner_text("#total-awaiting_second .count") == "1"
         assert page.locator(f"#row-{item_id}").count() == 1

@@ -168,3 +168,8 @@ def test_the_queue_preview_is_one_line_and_cut() -> None:
     cut = one_line("word " * 100)
     assert len(cut) <= PREVIEW_CHARS
     assert cut.endswith("…") and "\n" not in cut
+
+
+def test_quotes_are_escaped_as_jinja_escapes_them() -> None:
+    assert str(marked("a 'b' \"c\" <d>", [])) == "a &#39;b&#39; &#34;c&#34; &lt;d&gt;"
+    assert str(render("it's $x$").html).startswith("it&#39;s <span")
