@@ -14,10 +14,9 @@ own model and client). The ideal wall time is calls x latency / C, with S calls 
 `calls/pair` is what the service stored (its report), S when no call had to be repeated.
 
 The reference is a bare asyncio loop making the same calls (the same prompts, both roles,
-C in flight) with httpx2 and no storage, in this process. Like the service's client it
-spreads the calls over pools of at most POOL_CONNECTIONS connections: one pool of C
-connections spends its CPU walking the pool (app/llm/client.py), and would make the
-reference, not the bookkeeping, the slow side at high C.
+C in flight) with aiohttp and no storage, in this process: one session whose connector
+holds C connections and a semaphore of C, as the service's client (app/llm/client.py), so
+the ratio measures the service's bookkeeping, not a difference of HTTP client.
 
 Printed per run: wall time, ideal / wall (1.0 is the ideal), the reference loop's wall
 time and ours as a ratio of it (the cost of our bookkeeping), the service's CPU time per
@@ -47,10 +46,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import httpx2
 import psycopg
 
-from app.llm.client import POOL_CONNECTIONS
 from app.prompts import judge_messages, translator_messages
 from app.vocabulary import Pair
 
@@ -127,37 +126,21 @@ def reference_bodies(pairs: list[dict[str, Any]], judges: int) -> list[dict[str,
 
 
 async def reference_loop(base_url: str, bodies: list[dict[str, Any]], concurrency: int) -> float:
-    """The same calls with no storage: a semaphore, pooled clients, nothing else."""
-    count = -(-concurrency // POOL_CONNECTIONS)
-    sizes = [concurrency // count + (i < concurrency % count) for i in range(count)]
-    clients = [
-        httpx2.AsyncClient(
-            base_url=base_url,
-            limits=httpx2.Limits(max_connections=size, max_keepalive_connections=size),
-            timeout=60,
-        )
-        for size in sizes
-    ]
-    load = [0] * count
+    """The same calls with no storage: a semaphore, one pooled session, nothing else."""
     gate = asyncio.Semaphore(concurrency)
+    url = base_url.rstrip("/") + "/chat/completions"
+    connector = aiohttp.TCPConnector(limit=concurrency, limit_per_host=0)
+    timeout = aiohttp.ClientTimeout(total=60)
 
-    async def one(body: dict[str, Any]) -> None:
-        async with gate:
-            index = max(range(count), key=lambda i: sizes[i] - load[i])
-            load[index] += 1
-            try:
-                response = await clients[index].post("/chat/completions", json=body)
-                response.json()
-            finally:
-                load[index] -= 1
+    async with aiohttp.ClientSession(connector=connector, timeout=timeout) as session:
 
-    try:
+        async def one(body: dict[str, Any]) -> None:
+            async with gate, session.post(url, json=body) as response:
+                json.loads(await response.read())
+
         started = time.perf_counter()
         await asyncio.gather(*(one(body) for body in bodies))
         return time.perf_counter() - started
-    finally:
-        for client in clients:
-            await client.aclose()
 
 
 @dataclass

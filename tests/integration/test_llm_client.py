@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
 from typing import Any
 
-import httpx2
+import aiohttp
 import pytest
 from pydantic import SecretStr
 
@@ -178,6 +178,43 @@ async def test_bearer_header_with_a_key(server: ScriptedOpenAI) -> None:
     async with client_for(server, api_key=SecretStr("sk-test-123")) as client:
         await client.complete(MESSAGES)
     assert server.requests[0].headers["authorization"] == "Bearer sk-test-123"
+
+
+async def test_a_redirect_is_a_failed_call_not_followed(server: ScriptedOpenAI) -> None:
+    # Following it would send the prompt, and the key, wherever the Location points.
+    elsewhere = server.base_url + "/chat/completions?moved=1"
+    server.script(steps=[HttpError(307, headers={"Location": elsewhere}), Reply("not asked")])
+    async with client_for(server, api_key=SecretStr("sk-test-123")) as client:
+        result = await client.complete(MESSAGES)
+    assert (result.http_status, result.attempts, result.content) == (307, 1, None)
+    assert result.error is not None and result.error.startswith("HTTP 307: ")
+    assert len(server.requests) == 1
+
+
+def test_a_client_built_outside_an_event_loop_calls_and_closes_inside_one(
+    server: ScriptedOpenAI,
+) -> None:
+    # The runtime builds its clients before the server's loop runs, and closes them in it.
+    server.script(steps=[Reply("ok")])
+    client = client_for(server)
+
+    async def use() -> CallResult:
+        async with client:
+            return await client.complete(MESSAGES)
+
+    result = asyncio.run(use())
+    assert (result.content, result.error) == ("ok", None)
+
+
+async def test_a_refused_connection_is_named_connect_error(server: ScriptedOpenAI) -> None:
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    settings = ProviderSettings(base_url=f"http://127.0.0.1:{port}/v1", model="m", max_retries=0)
+    async with LLMClient(settings, concurrency=1, sleep=Sleeps()) as client:
+        result = await client.complete(MESSAGES)
+    assert result.error is not None and result.error.startswith("connection error: ConnectError")
+    assert (result.http_status, result.raw_body, result.attempts) == (None, None, 1)
 
 
 # --- Retries ----------------------------------------------------------------------------------
@@ -408,7 +445,7 @@ async def test_requests_per_minute_spaces_the_calls(server: ScriptedOpenAI) -> N
 # --- Concurrency --------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("concurrency", [2, 40])  # 40: more than one connection pool
+@pytest.mark.parametrize("concurrency", [2, 40])
 async def test_in_flight_calls_never_exceed_the_concurrency(
     server: ScriptedOpenAI, concurrency: int
 ) -> None:
@@ -421,19 +458,19 @@ async def test_in_flight_calls_never_exceed_the_concurrency(
     assert server.max_in_flight <= concurrency
 
 
-async def test_the_semaphore_bounds_calls_even_with_a_larger_transport(
+async def test_the_semaphore_bounds_calls_even_with_a_larger_connector(
     server: ScriptedOpenAI,
 ) -> None:
     server.script(steps=[Reply("ok", delay=0.05)] * 6)
-    transport = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=100))
+    connector = aiohttp.TCPConnector(limit=100)
     settings = settings_for(server)
-    async with LLMClient(settings, concurrency=2, transport=transport) as client:
+    async with LLMClient(settings, concurrency=2, connector=connector) as client:
         results = await asyncio.gather(*(client.complete(MESSAGES) for _ in range(6)))
     assert all(r.content == "ok" for r in results)
     assert server.max_in_flight <= 2
 
 
-@pytest.mark.parametrize("concurrency", [6, 40, 65])  # split into 1, 2 and 3 pools
+@pytest.mark.parametrize("concurrency", [6, 40, 65])
 async def test_calls_run_in_parallel_up_to_the_concurrency(
     server: ScriptedOpenAI, concurrency: int
 ) -> None:
