@@ -62,6 +62,7 @@ def rescore_command(
                 apply=apply,
                 format_retries=settings.format_retries,
                 audit_rate=settings.audit_rate,
+                double_rate=settings.review_double_rate,
             )
         )
     except NotFound as error:
@@ -79,7 +80,13 @@ def rescore_command(
 
 
 async def _run(
-    url: str, scope: Scope, *, apply: bool, format_retries: int, audit_rate: float
+    url: str,
+    scope: Scope,
+    *,
+    apply: bool,
+    format_retries: int,
+    audit_rate: float,
+    double_rate: float,
 ) -> RescoreRun:
     engine = create_engine(url)
     try:
@@ -90,6 +97,7 @@ async def _run(
             actor="cli",
             format_retries=format_retries,
             audit_rate=audit_rate,
+            double_rate=double_rate,
             progress=_progress,
         )
     finally:

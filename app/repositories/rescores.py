@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.contract.reading import Reading
 from app.db.types import utcnow
 from app.models.pair import PairRow
-from app.models.queue_item import QueueItem, QueueStatus
+from app.models.queue_item import QueueItem, QueueItemScreening, QueueStatus
 from app.models.rescore import ReadingRow, Rescore, RulingRow
 from app.models.review import Review
 from app.models.screening import Screening
@@ -185,14 +185,32 @@ async def refresh_queue_reasons(
     session: AsyncSession, screening_id: str, reasons: list[str]
 ) -> None:
     """An item still waiting for a person takes the screening's new reasons (a resolved
-    one keeps those it was decided with)."""
+    one keeps those it was decided with). An item answers for every screening of its pair
+    that joined it (found through `queue_item_screenings`): it then shows the current
+    reasons of all of them, the re-scored one's (`reasons`) in place of what it had."""
+    item_id = (
+        await session.execute(
+            select(QueueItem.id)
+            .join(QueueItemScreening, QueueItemScreening.queue_item_id == QueueItem.id)
+            .where(
+                QueueItemScreening.screening_id == screening_id,
+                QueueItem.status != QueueStatus.RESOLVED.value,
+            )
+        )
+    ).scalar_one_or_none()
+    if item_id is None:
+        return
+    others = await session.execute(
+        select(Screening.reasons)
+        .join(QueueItemScreening, QueueItemScreening.screening_id == Screening.id)
+        .where(QueueItemScreening.queue_item_id == item_id, Screening.id != screening_id)
+        .order_by(QueueItemScreening.id)
+    )
+    joined = [reason for (row,) in others for reason in row or ()]
     await session.execute(
         update(QueueItem)
-        .where(
-            QueueItem.screening_id == screening_id,
-            QueueItem.status != QueueStatus.RESOLVED.value,
-        )
-        .values(reasons=reasons, updated_at=utcnow())
+        .where(QueueItem.id == item_id)
+        .values(reasons=list(dict.fromkeys([*reasons, *joined])), updated_at=utcnow())
     )
 
 

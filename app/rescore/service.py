@@ -48,6 +48,7 @@ async def rescore(
     actor: str,
     format_retries: int,
     audit_rate: float,
+    double_rate: float = 0.0,
     parser: Parser = CURRENT_PARSER,
     chunk: int = CHUNK,
     progress: Callable[[Diff], None] | None = None,
@@ -61,7 +62,8 @@ async def rescore(
             if await batches.get(session, scope.batch_id) is None:
                 raise NotFound("batch", scope.batch_id)
     diff = Diff(parser.version, POLICY_VERSION, EVIDENCE_VERSION)
-    run = _Run(sessions, scope, diff, parser, format_retries, audit_rate, rng, chunk)
+    rates = _QueueRates(audit_rate, double_rate)
+    run = _Run(sessions, scope, diff, parser, format_retries, rates, rng, chunk)
     if apply:
         run.rescore_id = await run.begin(actor)
     state = "failed"
@@ -77,6 +79,14 @@ async def rescore(
     return RescoreRun(diff, run.rescore_id)
 
 
+@dataclass(frozen=True, slots=True)
+class _QueueRates:
+    """How a screening moved by re-scoring is sampled into the queue: as at intake."""
+
+    audit: float
+    double: float
+
+
 @dataclass(slots=True)
 class _Run:
     sessions: async_sessionmaker[AsyncSession]
@@ -84,7 +94,7 @@ class _Run:
     diff: Diff
     parser: Parser
     format_retries: int
-    audit_rate: float
+    rates: _QueueRates
     rng: Rng
     chunk: int
     rescore_id: str | None = None
@@ -116,9 +126,7 @@ class _Run:
                 _replay_all, stored, calls, self.diff, self.parser, self.format_retries
             )
             if self.rescore_id is not None and changes:
-                await _apply(
-                    session, self.rescore_id, changes, self.diff, self.audit_rate, self.rng
-                )
+                await _apply(session, self.rescore_id, changes, self.diff, self.rates, self.rng)
                 await session.commit()
         return stored[-1].current.screening_id
 
@@ -179,7 +187,7 @@ async def _apply(
     rescore_id: str,
     changes: list[Change],
     diff: Diff,
-    audit_rate: float,
+    rates: _QueueRates,
     rng: Rng,
 ) -> None:
     written = await rescores.apply_changes(session, rescore_id, changes)
@@ -190,7 +198,7 @@ async def _apply(
         screening_id = change.current.screening_id
         if not await queue_for_review(
             session, screening_id, ruling.outcome.value, ruling.reasons,
-            audit_rate=audit_rate, rng=rng,
+            audit_rate=rates.audit, double_rate=rates.double, rng=rng,
         ):  # fmt: skip
             # Already in the queue: an item still waiting shows the reasons it has now.
             await rescores.refresh_queue_reasons(session, screening_id, list(ruling.reasons))

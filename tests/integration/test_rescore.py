@@ -580,3 +580,42 @@ async def test_the_reviewer_sees_the_history_and_the_re_readings(
     assert "Outcome history (re-scoring)" in page.text
     assert page.text.count("Read again by parser") == 2  # translator and judge
     assert f"rescore {response.json()['rescore_id']}" in page.text
+
+
+async def test_a_screening_queued_by_rescoring_is_sampled_for_double_review(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    async with sessions() as session:
+        await stored_screening(session, 5, (UNREADABLE, FAITHFUL), batch_id=None, read=lenient_read)
+        await session.commit()
+    await rescore(
+        sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0, double_rate=1.0
+    )
+    async with sessions() as session:
+        item = (await session.scalars(select(QueueItem))).one()
+    assert item.double_review is True
+
+
+async def test_an_item_answering_for_two_screenings_takes_both_their_new_reasons(
+    sessions: async_sessionmaker[AsyncSession],
+) -> None:
+    first = await queued_unreadable(sessions)
+    async with sessions() as session:
+        joined = await stored_screening(
+            session, 1, (FAITHFUL,), batch_id=None, outcome="needs_review",
+            reasons=("judge_missing",), read=lenient_read,
+        )  # fmt: skip
+        new = NewQueueItem(
+            screening_id=joined, reasons=["judge_missing"], audit=False, batch_id=None
+        )
+        await queue_items.add(session, new)
+        await session.commit()
+    async with sessions() as session:
+        item = (await session.scalars(select(QueueItem))).one()  # the second joined the first
+        assert await queue_items.screening_ids(session, [item.id]) == {item.id: [first, joined]}
+    run = await rescore(sessions, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0)
+    assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
+    async with sessions() as session:
+        item = (await session.scalars(select(QueueItem))).one()
+    # The moved screening's new reasons (not its stale one), and the joined one's as they are.
+    assert (item.status, item.reasons) == ("open", ["translator_mismatch", "judge_missing"])

@@ -45,5 +45,6 @@ async def rescore_screenings(
         actor=principal.name,
         format_retries=settings.format_retries,
         audit_rate=settings.audit_rate,
+        double_rate=settings.review_double_rate,
     )
     return RescoreOut(rescore_id=run.rescore_id, **run.diff.as_json(max_ids=MAX_LISTED_IDS))
