@@ -217,6 +217,35 @@ async def test_a_refused_connection_is_named_connect_error(server: ScriptedOpenA
     assert (result.http_status, result.raw_body, result.attempts) == (None, None, 1)
 
 
+async def test_a_proxy_from_the_environment_carries_the_calls(
+    server: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The scripted server stands in for the proxy; the provider's host does not resolve, so
+    # any HTTP answer came through the proxy (the scripted server knows no absolute-form
+    # target: it says 404), where a direct call would fail with a ConnectError.
+    monkeypatch.setenv("HTTP_PROXY", server.base_url.rsplit("/", 1)[0])
+    monkeypatch.delenv("NO_PROXY", raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    settings = ProviderSettings(base_url="http://provider.invalid/v1", model="m", max_retries=0)
+    async with LLMClient(settings, concurrency=1, sleep=Sleeps()) as client:
+        result = await client.complete(MESSAGES)
+    assert result.http_status == 404, result.error
+
+
+async def test_no_proxy_exempts_the_provider(
+    server: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with socket.socket() as probe:  # a proxy port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("HTTP_PROXY", f"http://127.0.0.1:{port}")
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    server.script(steps=[Reply("direct")])
+    async with client_for(server, max_retries=0) as client:
+        result = await client.complete(MESSAGES)
+    assert (result.content, result.error) == ("direct", None)
+
+
 # --- Retries ----------------------------------------------------------------------------------
 
 
