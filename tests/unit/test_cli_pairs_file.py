@@ -330,15 +330,24 @@ DECIDED_AT = datetime(2026, 12, 1, tzinfo=UTC)
 
 
 def export_row(
-    decision_id: int, decision: str, n: int = 0, *, superseded: bool = False, **extra: Any
+    decision_id: int,
+    decision: str,
+    n: int = 0,
+    *,
+    superseded: bool = False,
+    withdrawn: bool = False,
+    **extra: Any,
 ) -> dict[str, Any]:
     """A line of GET /v1/decisions/export, made by the export's own export_record; `n`
-    picks the pair, `extra` adds what later features add (`withdrawn`)."""
+    picks the pair, `extra` overrides fields of the line."""
     record = export_record(
         ExportRow(
             Decision(
                 id=decision_id,
+                kind="decision",
                 decision=decision,
+                defects=[],
+                blind=False,
                 note="why",
                 actor="alice",
                 actor_role="reviewer",
@@ -357,6 +366,7 @@ def export_row(
                 informal=f"n + {n} = {n} + n", formal=f"theorem t{n} : n + {n} = {n} + n", header=""
             ),
             superseded,
+            withdrawn,
         )
     )
     return record | extra
