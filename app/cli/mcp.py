@@ -9,7 +9,6 @@ import typer
 
 from app.cli.environment import API_KEY_ENV
 from app.cli.root import cli
-from app.mcp.stdio import serve_embedded, serve_remote
 from app.observability.logging import configure_logging
 from app.settings import get_settings
 
@@ -40,6 +39,10 @@ def mcp_command(
     With --server, every tool call goes to that server with --api-key. Without, to the
     embedded database (FAITHSCREEN_DATABASE_URL, else ./faithscreen.db) and its worker.
     """
+    # Imported here: the MCP SDK and the app it serves take seconds to import, which every
+    # other command (and every test starting one) would pay for nothing.
+    from app.mcp.stdio import serve_embedded, serve_remote
+
     if server is not None:
         anyio.run(serve_remote, server, api_key)
         return

@@ -15,7 +15,6 @@ import typer
 import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
-from app.api.app import create_app
 from app.api.client_deadline import deadline_protocol
 from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopback
 from app.cli.root import cli
@@ -41,6 +40,10 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     configure_logging(json=settings.log_format == "json")
     upgrade_to_head(settings.database_url)
     announce_first_admin_key(settings)  # issue 5: keys and roles
+    # Imported here: the app (the MCP SDK above all) takes seconds to import, which every
+    # other command would pay for nothing; serve pays it after binding its port.
+    from app.api.app import create_app
+
     app = create_app(settings, with_worker=not no_worker)
     # uvicorn catches SIGTERM/SIGINT, shuts down gracefully, then raises the signal again
     # with our handlers back in place: these make that a clean exit instead of a death by
