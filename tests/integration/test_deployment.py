@@ -41,6 +41,10 @@ def setting_names() -> set[str]:
     FAITHSCREEN_<GROUP>_<FIELD> for the nested groups (TRANSLATOR, JUDGE)."""
     names = set()
     for name, field in Settings.model_fields.items():
+        if name == "panel_providers":
+            # Built from FAITHSCREEN_JUDGE_<NAME>_* for the names in FAITHSCREEN_JUDGES, which
+            # only the deployment knows; the compose file says where to add them.
+            continue
         group = field.annotation
         if isinstance(group, type) and issubclass(group, BaseModel):
             names |= {f"FAITHSCREEN_{name}_{sub}".upper() for sub in group.model_fields}
