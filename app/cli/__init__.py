@@ -1,22 +1,11 @@
-"""Command-line entry point: `faithscreen ...`."""
+"""Command-line entry point: `faithscreen ...`.
+
+Each command's module is imported when that command runs (see `root.COMMAND_MODULES`):
+`faithscreen keys create` does not pay for the API app, the MCP SDK or the batch client.
+"""
 
 from __future__ import annotations
 
-# Importing the command modules registers their commands on `cli`.
-from app.cli import (  # noqa: F401
-    batch,
-    config,
-    db,
-    evaluate,
-    keys,
-    mcp,
-    parse,
-    providers,
-    report,
-    rescore,
-    screen,
-    serve,
-)
 from app.cli.root import cli
 
 
