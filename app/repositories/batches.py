@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from sqlalchemy import ColumnElement, Select, and_, distinct, func, or_, select, true
+from sqlalchemy import ColumnElement, Select, distinct, func, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.batch import Batch
@@ -19,8 +19,8 @@ from app.models.job import Job, JobStatus
 from app.models.review import Review
 from app.models.screening import Screening
 from app.policy.reasons import Reason
+from app.repositories import keyset
 from app.repositories.conflicts import insert_unless_exists
-from app.repositories.keyset import decode_cursor, encode_cursor
 from app.vocabulary import Outcome, ParseStatus, Role, ScreeningStatus
 
 # Any constant both sides agree on; it only has to differ from other advisory lock users.
@@ -289,25 +289,15 @@ async def status_counts(
 # ---- Listing and results --------------------------------------------------------------------
 
 
+_NEWEST_FIRST = keyset.Order(Batch.created_at, Batch.id, newest_first=True, numbered=False)
+
+
 async def list_page(
     session: AsyncSession, *, cursor: str | None, limit: int
 ) -> tuple[list[Batch], str | None]:
     """One page of batches, newest first, and the next page's cursor (None on the last).
-    Raises ValueError for a cursor this function did not make."""
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
-    statement = select(Batch).order_by(Batch.created_at.desc(), Batch.id.desc())
-    if cursor is not None:
-        created_at, batch_id = decode_cursor(cursor)
-        statement = statement.where(
-            or_(
-                Batch.created_at < created_at,
-                and_(Batch.created_at == created_at, Batch.id < batch_id),
-            )
-        )
-    rows = list((await session.execute(statement.limit(limit + 1))).scalars())
-    page = rows[:limit]
-    return page, encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
+    Raises InvalidCursor for a cursor this function did not make."""
+    return await keyset.page(session, select(Batch), _NEWEST_FIRST, cursor=cursor, limit=limit)
 
 
 @dataclass(frozen=True, slots=True)

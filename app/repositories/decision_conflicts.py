@@ -11,15 +11,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, Select, and_, func, or_, select
+from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.decision import Decision
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueStatus
 from app.models.screening import Screening
-from app.repositories import queue_items
-from app.repositories.keyset import decode_numbered_cursor, encode_cursor
+from app.repositories import keyset, queue_items
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,29 +53,20 @@ async def count(session: AsyncSession) -> int:
     return int((await session.execute(statement)).scalar_one())
 
 
+_OLDEST_FIRST = keyset.Order(PairRow.created_at, PairRow.id, newest_first=False, numbered=True)
+
+
 async def page(
     session: AsyncSession, *, cursor: str | None, limit: int
 ) -> tuple[list[PairConflict], str | None]:
     """One page of conflicting pairs, oldest pair first, and the next page's cursor (None
-    on the last). Raises ValueError for a cursor this function did not make."""
+    on the last). Raises InvalidCursor for a cursor this function did not make."""
     statement = select(PairRow).where(PairRow.id.in_(_conflicting_pairs()))
-    if cursor is not None:
-        created_at, pair_id = decode_numbered_cursor(cursor)
-        statement = statement.where(_after(created_at, pair_id))
-    statement = statement.order_by(PairRow.created_at, PairRow.id).limit(limit + 1)
-    pairs = list((await session.execute(statement)).scalars())
-    shown = pairs[:limit]
-    items = await _decided_items(session, [pair.id for pair in shown])
-    conflicts = [PairConflict(pair, items.get(pair.id, [])) for pair in shown]
-    more = len(pairs) > limit
-    return conflicts, encode_cursor(shown[-1].created_at, shown[-1].id) if more else None
-
-
-def _after(created_at: datetime, pair_id: int) -> ColumnElement[bool]:
-    return or_(
-        PairRow.created_at > created_at,
-        and_(PairRow.created_at == created_at, PairRow.id > pair_id),
+    shown, next_cursor = await keyset.page(
+        session, statement, _OLDEST_FIRST, cursor=cursor, limit=limit
     )
+    items = await _decided_items(session, [pair.id for pair in shown])
+    return [PairConflict(pair, items.get(pair.id, [])) for pair in shown], next_cursor
 
 
 async def _decided_items(

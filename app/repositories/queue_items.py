@@ -30,8 +30,8 @@ from sqlalchemy.orm import joinedload
 from app.db.types import utcnow
 from app.models.queue_item import Claim, QueueItem, QueueItemScreening, QueueStatus
 from app.models.screening import Screening
+from app.repositories import keyset
 from app.repositories.blind_items import is_blind_item
-from app.repositories.keyset import decode_numbered_cursor, encode_cursor
 
 OPEN = QueueStatus.OPEN.value
 CLAIMED = QueueStatus.CLAIMED.value
@@ -236,6 +236,9 @@ class QueueFilters:
     audit_withheld: bool = False
 
 
+_OLDEST_FIRST = keyset.Order(QueueItem.created_at, QueueItem.id, newest_first=False, numbered=True)
+
+
 async def list_page(
     session: AsyncSession,
     filters: QueueFilters,
@@ -245,18 +248,11 @@ async def list_page(
     now: datetime | None = None,
 ) -> tuple[list[QueueItem], str | None]:
     """One page, oldest first (each item's screening loaded), and the next page's
-    cursor (None on the last). Raises ValueError for a cursor this function did not make."""
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
+    cursor (None on the last). Raises InvalidCursor for a cursor this function did not make."""
     statement = select(QueueItem).options(joinedload(QueueItem.screening))
     for condition in _conditions(session, filters, now or utcnow()):
         statement = statement.where(condition)
-    if cursor is not None:
-        statement = statement.where(_after(*decode_numbered_cursor(cursor)))
-    statement = statement.order_by(QueueItem.created_at, QueueItem.id).limit(limit + 1)
-    rows = list((await session.execute(statement)).scalars())
-    page = rows[:limit]
-    return page, encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
+    return await keyset.page(session, statement, _OLDEST_FIRST, cursor=cursor, limit=limit)
 
 
 def _conditions(
@@ -302,14 +298,6 @@ def _has_reason(reason: str, dialect: str) -> ColumnElement[bool]:
     value = entries.c.value
     matches = or_(value == reason, value.startswith(f"{reason}:", autoescape=True))
     return exists(select(1).select_from(entries).where(matches))
-
-
-def _after(created_at: datetime, item_id: int) -> ColumnElement[bool]:
-    """Rows strictly after (created_at, id) in oldest-first order."""
-    return or_(
-        QueueItem.created_at > created_at,
-        and_(QueueItem.created_at == created_at, QueueItem.id > item_id),
-    )
 
 
 # ---- Transitions ----------------------------------------------------------------------------

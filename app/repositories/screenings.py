@@ -12,10 +12,8 @@ from sqlalchemy import (
     Select,
     Table,
     Update,
-    and_,
     bindparam,
     insert,
-    or_,
     select,
     update,
 )
@@ -26,7 +24,7 @@ from sqlalchemy.orm import joinedload, selectinload
 from app.db.types import utcnow
 from app.models.pair import PairRow
 from app.models.screening import Screening
-from app.repositories.keyset import decode_cursor, encode_cursor
+from app.repositories import keyset
 from app.vocabulary import ScreeningStatus
 
 DONE = ScreeningStatus.DONE.value
@@ -74,6 +72,9 @@ async def get(session: AsyncSession, screening_id: str) -> Screening | None:
     return (await session.execute(statement)).scalar_one_or_none()
 
 
+_NEWEST_FIRST = keyset.Order(Screening.created_at, Screening.id, newest_first=True, numbered=False)
+
+
 async def list_page(
     session: AsyncSession,
     *,
@@ -87,20 +88,13 @@ async def list_page(
 ) -> tuple[list[Screening], str | None]:
     """One page, newest first (pair loaded, reviews not), and the cursor of the next page
     (None on the last). `outcome_hidden`: the screenings whose outcome the caller may not
-    see, which an `outcome` filter never matches. Raises ValueError for a cursor this
+    see, which an `outcome` filter never matches. Raises InvalidCursor for a cursor this
     function did not make."""
-    if limit < 1:
-        raise ValueError(f"limit must be at least 1, not {limit}")
     filters = {"external_id": external_id, "outcome": outcome, "status": status}
     statement = _filtered(filters | {"batch_id": batch_id})
     if outcome is not None and outcome_hidden is not None:
         statement = statement.where(~outcome_hidden)
-    if cursor is not None:
-        statement = statement.where(_before(*decode_cursor(cursor)))
-    statement = statement.order_by(Screening.created_at.desc(), Screening.id.desc())
-    rows = list((await session.execute(statement.limit(limit + 1))).scalars())
-    page = rows[:limit]
-    return page, encode_cursor(page[-1].created_at, page[-1].id) if len(rows) > limit else None
+    return await keyset.page(session, statement, _NEWEST_FIRST, cursor=cursor, limit=limit)
 
 
 def _filtered(filters: Mapping[str, str | None]) -> Select[Screening]:
@@ -109,14 +103,6 @@ def _filtered(filters: Mapping[str, str | None]) -> Select[Screening]:
         if value is not None:
             statement = statement.where(getattr(Screening, column) == value)
     return statement
-
-
-def _before(created_at: datetime, screening_id: str) -> ColumnElement[bool]:
-    """Rows strictly after (created_at, id) in newest-first order."""
-    return or_(
-        Screening.created_at < created_at,
-        and_(Screening.created_at == created_at, Screening.id < screening_id),
-    )
 
 
 async def record_outcome(

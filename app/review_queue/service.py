@@ -139,15 +139,12 @@ async def list_items(
     limit: int = 50,
     now: datetime | None = None,
 ) -> QueuePage:
-    """Oldest first. Raises AppError 422 for a cursor that is not from this listing."""
+    """Oldest first. Raises InvalidCursor (422) for a cursor that is not from this listing."""
     require_role(principal, AccessRole.REVIEWER)
     now = now or utcnow()
-    try:
-        items, next_cursor = await queue_items.list_page(
-            session, filters or QueueFilters(), cursor=cursor, limit=limit, now=now
-        )
-    except ValueError as error:
-        raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
+    items, next_cursor = await queue_items.list_page(
+        session, filters or QueueFilters(), cursor=cursor, limit=limit, now=now
+    )
     answering = await queue_items.screening_ids(session, [item.id for item in items])
     entries = [_entry(item, now, answering[item.id]) for item in items]
     return QueuePage(entries, next_cursor)
@@ -290,10 +287,7 @@ async def conflicts(
     """Pairs whose screenings were decided both faithful and mismatch, on different items
     over time, oldest pair first."""
     require_role(principal, AccessRole.REVIEWER)
-    try:
-        found, next_cursor = await decision_conflicts.page(session, cursor=cursor, limit=limit)
-    except ValueError as error:
-        raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
+    found, next_cursor = await decision_conflicts.page(session, cursor=cursor, limit=limit)
     return ConflictPage(found, next_cursor)
 
 

@@ -68,7 +68,7 @@ CURSORS = [
 @pytest.mark.parametrize(("path", "decoded"), CURSORS)
 async def test_a_cursor_no_listing_made_is_422(idle_api: Api, path: str, decoded: str) -> None:
     error = await get_rejected(idle_api, path, {"cursor": cursor(decoded)})
-    assert error["code"] == "invalid_cursor" and error["message"].startswith("cursor:")
+    assert error == {"code": "invalid_cursor", "message": "cursor: not a cursor from this listing"}
 
 
 @pytest.mark.parametrize("moment", EDGE_TIMES)

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import PairRow, Screening
 from app.repositories import batches, pairs, reviews, screenings
+from app.repositories.keyset import InvalidCursor
 from app.repositories.reviews import ReviewRecord
 from app.vocabulary import Pair
 
@@ -301,8 +302,8 @@ def b64(text: str) -> str:
         base64.urlsafe_b64encode(b"\xff\xfe|x").decode(),
     ],
 )
-async def test_an_invalid_cursor_is_a_value_error(session: AsyncSession, cursor: str) -> None:
-    with pytest.raises(ValueError):
+async def test_an_invalid_cursor_is_refused(session: AsyncSession, cursor: str) -> None:
+    with pytest.raises(InvalidCursor):
         await screenings.list_page(session, cursor=cursor, limit=5)
 
 

@@ -1,4 +1,5 @@
-"""The one listing cursor: what it round-trips, and every cursor it refuses (ValueError)."""
+"""The one listing cursor: what it round-trips, and every cursor it refuses (InvalidCursor,
+a 422 `invalid_cursor`)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import pytest
 
 from app.repositories.keyset import (
     MAX_INTEGER_ID,
+    InvalidCursor,
     decode_cursor,
     decode_numbered_cursor,
     encode_cursor,
@@ -46,13 +48,14 @@ def test_a_cursor_round_trips_its_time_in_utc_and_its_id() -> None:
     ],
 )
 def test_text_id_cursors_not_made_here_are_refused(cursor: str) -> None:
-    with pytest.raises(ValueError, match="not a cursor from this listing"):
+    with pytest.raises(InvalidCursor, match="not a cursor from this listing") as refused:
         decode_cursor(cursor)
+    assert (refused.value.status_code, refused.value.code) == (422, "invalid_cursor")
 
 
 @pytest.mark.parametrize(
     "key", ["0", "-1", "+5", " 5", "1.0", str(MAX_INTEGER_ID + 1), str(2**63), "9" * 5000, "x"]
 )
 def test_integer_id_cursors_past_the_column_are_refused(key: str) -> None:
-    with pytest.raises(ValueError, match="not a cursor from this listing"):
+    with pytest.raises(InvalidCursor, match="not a cursor from this listing"):
         decode_numbered_cursor(raw(f"2026-12-01T12:30:00+00:00|{key}"))

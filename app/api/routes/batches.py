@@ -23,7 +23,7 @@ from app.api.deps import RuntimeDep, SessionDep
 from app.api.errors import ErrorResponse
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import SubmitterDep, submitter_access
-from app.errors import AppError, NotFound
+from app.errors import NotFound
 from app.intake import batches as intake
 from app.intake.batches import BatchBody, BatchRejected
 from app.intake.requests import StorableText
@@ -185,10 +185,7 @@ async def list_batches(
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> BatchPage:
     """Newest first; follow `next_cursor` for the next page."""
-    try:
-        page, next_cursor = await batches.list_page(session, cursor=cursor, limit=limit)
-    except ValueError as error:
-        raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
+    page, next_cursor = await batches.list_page(session, cursor=cursor, limit=limit)
     counts = await batches.status_counts(session, [batch.id for batch in page])
     items = [
         BatchSummary.of(

@@ -110,18 +110,15 @@ async def list_screenings(
 ) -> ScreeningPage:
     audits = screening_blind_audits(principal, runtime.settings.review_blind)
     hidden = blind_items.is_blind_screening(audits) if audits else None
-    try:
-        items, next_cursor = await screenings.list_page(
-            session,
-            external_id=external_id,
-            outcome=outcome.value if outcome else None,
-            status=status.value if status else None,
-            outcome_hidden=hidden,
-            cursor=cursor,
-            limit=limit,
-        )
-    except ValueError as error:
-        raise AppError(422, "invalid_cursor", f"cursor: {error}") from error
+    items, next_cursor = await screenings.list_page(
+        session,
+        external_id=external_id,
+        outcome=outcome.value if outcome else None,
+        status=status.value if status else None,
+        outcome_hidden=hidden,
+        cursor=cursor,
+        limit=limit,
+    )
     blind = await blind_items.blind_among(session, [s.id for s in items], audits)
     return ScreeningPage(items=[_summary(s, blind) for s in items], next_cursor=next_cursor)
 
