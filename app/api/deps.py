@@ -27,8 +27,33 @@ def get_settings_dep(runtime: RuntimeDep) -> Settings:
 SettingsDep = Annotated[Settings, Depends(get_settings_dep)]
 
 
-async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
-    """Commit when the handler returns, roll back when it raises: nothing half-stored."""
+class AfterCommit:
+    """What a request asks to happen once its transaction has committed, and only then:
+    a worker woken earlier could look for the new jobs before they are visible, find none
+    and sleep until its next poll."""
+
+    def __init__(self) -> None:
+        self.wakes_worker = False
+
+    def wake_worker(self) -> None:
+        """The request queued work: wake the worker once it is committed."""
+        self.wakes_worker = True
+
+
+def new_after_commit() -> AfterCommit:
+    return AfterCommit()
+
+
+# FastAPI builds one per request (dependencies are cached within a request): the handler
+# asking for it and the session dependency reading it share the same object.
+AfterCommitDep = Annotated[AfterCommit, Depends(new_after_commit)]
+
+
+async def get_session(
+    runtime: RuntimeDep, after_commit: AfterCommitDep
+) -> AsyncIterator[AsyncSession]:
+    """Commit when the handler returns, roll back when it raises: nothing half-stored.
+    After the commit, what the handler asked of `after_commit`."""
     async with runtime.sessions() as session:
         try:
             yield session
@@ -36,7 +61,7 @@ async def get_session(runtime: RuntimeDep) -> AsyncIterator[AsyncSession]:
             await session.rollback()
             raise
         await session.commit()
-        if session.info.pop("work_queued", False):
+        if after_commit.wakes_worker:
             runtime.notify_worker()
 
 

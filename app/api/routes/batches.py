@@ -19,7 +19,7 @@ from app.api.batch_schemas import (
     results_doc,
 )
 from app.api.body_cap import BodyCap, cap_body
-from app.api.deps import RuntimeDep, SessionDep
+from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
 from app.api.errors import ErrorResponse
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import SubmitterDep, submitter_access
@@ -73,6 +73,7 @@ async def submit_batch(
     request: Request,
     response: Response,
     session: SessionDep,
+    after_commit: AfterCommitDep,
     runtime: RuntimeDep,
     name: Annotated[StorableText | None, Query(max_length=200)] = None,
     idempotency_key: Annotated[
@@ -92,8 +93,8 @@ async def submit_batch(
         # a refused batch can never leave a row behind.
         await session.rollback()
         return _rejection(rejected)
-    # The session dependency commits, then wakes the worker (it must not look before that).
-    session.info["work_queued"] = accepted.queued > 0
+    if accepted.queued > 0:
+        after_commit.wake_worker()
     if not accepted.created:
         response.status_code = 200
     batch = accepted.batch

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
-from app.api.deps import RuntimeDep, SessionDep
+from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
 from app.api.request_body import JsonBody
 from app.api.schemas import (
     GUARDED_RESPONSES,
@@ -44,12 +44,14 @@ BODY = JsonBody(ScreeningRequest)
     openapi_extra=BODY.openapi_extra(),
 )
 async def submit_screening(
-    request: Annotated[ScreeningRequest, Depends(BODY)], session: SessionDep, runtime: RuntimeDep
+    request: Annotated[ScreeningRequest, Depends(BODY)],
+    session: SessionDep,
+    after_commit: AfterCommitDep,
+    runtime: RuntimeDep,
 ) -> Accepted:
     """Queue a pair for screening (or decide it at once when `replies` are supplied)."""
     screening = await intake.submit(session, request, runtime.settings)
-    # The session dependency commits, then wakes the worker (it must not look before that).
-    session.info["work_queued"] = True
+    after_commit.wake_worker()
     return Accepted(id=screening.id, status=screening.status)
 
 
