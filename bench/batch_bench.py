@@ -25,6 +25,12 @@ start-up is left out), the scripted provider's CPU time per call over the same s
 shares the machine's cores with the service), and the peak resident memory of the
 service's largest process. `--repeat N` runs each configuration N times and keeps the
 fastest run (the machine may be shared).
+`--profile PREFIX` runs each service process under cProfile (or `--profiler pyinstrument`;
+see bench/profiled_service.py)
+from the POST until every item is done, and writes PREFIX-<config>-C<C>-<process>.prof
+(read them with `python -m pstats`), with each thread's CPU time over the same span
+(cProfile sees the event loop's thread only; aiosqlite runs SQLite in a thread of its
+own). Profiled runs are slower: their timings are not comparable with unprofiled ones.
 PostgreSQL runs use a fresh database on FAITHSCREEN_TEST_POSTGRES_URL's server
 (default postgresql://postgres@127.0.0.1:5432/test), dropped afterwards.
 """
@@ -36,6 +42,7 @@ import asyncio
 import json
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import tempfile
@@ -54,7 +61,15 @@ from app.prompts import judge_messages, translator_messages
 from app.vocabulary import Pair
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "pairs"
+# ../shared/data/pairs from the main checkout; /work/shared from a worktree elsewhere.
+DATA = next(
+    (
+        p
+        for p in (ROOT.parent / "shared" / "data" / "pairs", Path("/work/shared/data/pairs"))
+        if p.is_dir()
+    ),
+    ROOT.parent / "shared" / "data" / "pairs",
+)
 FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
 POSTGRES = os.environ.get(
     "FAITHSCREEN_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
@@ -201,14 +216,67 @@ def service_env(database_url: str, provider: str, per_process: int, judges: int)
     return env
 
 
-def start_service(env: dict[str, str], workers: int, port: int) -> list[subprocess.Popen[bytes]]:
-    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL, "env": env}
-    serve = [FAITHSCREEN, "serve", "--port", str(port)]
+def start_service(
+    env: dict[str, str], workers: int, port: int, profile: str | None = None, profiler: str = ""
+) -> list[subprocess.Popen[bytes]]:
+    """The service's processes; with `profile`, each under bench/profiled_service.py,
+    writing `profile`-<index>.prof when told to (see `profiled`)."""
+    command = [FAITHSCREEN]
+    if profile is not None:
+        command = [sys.executable, str(ROOT / "bench" / "profiled_service.py")]
+
+    def start(index: int, *args: str) -> subprocess.Popen[bytes]:
+        process_env = dict(env)
+        if profile is not None:
+            process_env["FAITHSCREEN_BENCH_PROFILE"] = f"{profile}-{index}.prof"
+            process_env["FAITHSCREEN_BENCH_PROFILER"] = profiler
+        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+        return subprocess.Popen([*command, *args], env=process_env, **quiet)  # type: ignore[call-overload]
+
+    serve = ["serve", "--port", str(port)]
     if workers == 1:
-        return [subprocess.Popen(serve, **quiet)]  # type: ignore[call-overload]
-    processes = [subprocess.Popen([*serve, "--no-worker"], **quiet)]  # type: ignore[call-overload]
-    processes += [subprocess.Popen([FAITHSCREEN, "worker"], **quiet) for _ in range(workers)]  # type: ignore[call-overload]
-    return processes
+        return [start(0, *serve)]
+    return [start(0, *serve, "--no-worker")] + [start(i + 1, "worker") for i in range(workers)]
+
+
+def thread_cpu(pid: int) -> dict[str, float]:
+    """CPU seconds of each thread of a live process, by "tid name"."""
+    times = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            fields = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # the thread ended
+            continue
+        times[f"{task.name} {name}"] = (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+    return times
+
+
+@contextmanager
+def profiled(processes: list[subprocess.Popen[bytes]], prefix: str | None) -> Iterator[None]:
+    """With a prefix: profile every process while the block runs (SIGUSR1 / SIGUSR2),
+    wait for their stats files, and print each thread's CPU time over the block."""
+    if prefix is None:
+        yield
+        return
+    before = {p.pid: thread_cpu(p.pid) for p in processes}
+    for process in processes:
+        process.send_signal(signal.SIGUSR1)
+    yield
+    for process in processes:
+        process.send_signal(signal.SIGUSR2)
+    for index, process in enumerate(processes):
+        path = Path(f"{prefix}-{index}.prof")
+        deadline = time.monotonic() + 60
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.1)
+        after = thread_cpu(process.pid)
+        spent = {
+            thread: seconds - before[process.pid].get(thread, 0.0)
+            for thread, seconds in after.items()
+        }
+        busy = ", ".join(f"{t}: {s:.2f} s" for t, s in sorted(spent.items()) if s >= 0.01)
+        print(f"  {path} (threads' CPU: {busy})", flush=True)
 
 
 def wait_healthy(client: httpx2.Client) -> None:
@@ -258,7 +326,13 @@ def stored_calls(client: httpx2.Client, batch_id: str) -> int:
 
 
 def run_config(
-    config: str, concurrency: int, provider: Provider, pairs: list[dict[str, Any]], judges: int
+    config: str,
+    concurrency: int,
+    provider: Provider,
+    pairs: list[dict[str, Any]],
+    judges: int,
+    profile: str | None = None,
+    profiler: str = "cprofile",
 ) -> Run:
     kind, workers_text = config.split(":")
     workers = int(workers_text)
@@ -267,14 +341,17 @@ def run_config(
         env = service_env(url, provider.url, per_process, judges)
         subprocess.run([FAITHSCREEN, "db", "upgrade"], env=env, check=True, capture_output=True)
         port = 18000 + secrets.randbelow(2000)
-        processes = start_service(env, workers, port)
+        if profile is not None:
+            profile = f"{profile}-{kind}{workers}-C{concurrency}"
+        processes = start_service(env, workers, port, profile, profiler)
         pids = [p.pid for p in processes]
         try:
             with httpx2.Client(base_url=f"http://127.0.0.1:{port}", timeout=300) as client:
                 wait_healthy(client)
                 time.sleep(1)  # workers start up after the API answers
                 before, provider_before = cpu_seconds(pids), cpu_seconds([provider.pid])
-                ingest, wall, batch_id = screen_batch(client, pairs)
+                with profiled(processes, profile):
+                    ingest, wall, batch_id = screen_batch(client, pairs)
                 cpu = cpu_seconds(pids) - before
                 provider_cpu = cpu_seconds([provider.pid]) - provider_before
                 calls = stored_calls(client, batch_id)
@@ -334,6 +411,10 @@ def main() -> None:
     parser.add_argument(
         "--judges", type=int, default=1, help="1: the single judge; N > 1: a panel of N"
     )
+    parser.add_argument(
+        "--profile", metavar="PREFIX", help="profile each service process into PREFIX-*.prof"
+    )
+    parser.add_argument("--profiler", choices=["cprofile", "pyinstrument"], default="cprofile")
     args = parser.parse_args()
     pairs = load_pairs(args.pairs)
     bodies = reference_bodies(pairs, args.judges)
@@ -355,7 +436,15 @@ def main() -> None:
             print(reference_row(concurrency, reference, ideal, calls, len(pairs)), flush=True)
             for config in args.configs:
                 runs = [
-                    run_config(config, concurrency, provider, pairs, args.judges)
+                    run_config(
+                        config,
+                        concurrency,
+                        provider,
+                        pairs,
+                        args.judges,
+                        args.profile,
+                        args.profiler,
+                    )
                     for _ in range(args.repeat)
                 ]
                 run = min(runs, key=lambda r: r.wall)
