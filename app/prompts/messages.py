@@ -7,9 +7,11 @@ the tests fails on any template edit until the version and the hash are both upd
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from collections.abc import Mapping, Sequence
+from json.encoder import encode_basestring_ascii
 from typing import Literal, TypedDict
 
 from app.prompts.fence import fence_code
@@ -62,8 +64,11 @@ def review_messages(role: Role, pair: Pair) -> list[Message]:
     ]
 
 
+@functools.cache
 def system_prompt(role: Role) -> str:
     # The same for every pair, so providers can cache it; per-pair text goes in the user turn.
+    # Built once per role: every call then hands out the same string, whose JSON text
+    # `messages_sha256` keeps too.
     return template(_SYSTEM_TEMPLATES[role]).format(
         rules=template("review_rules.txt"), contract=reply_contract(role)
     )
@@ -84,8 +89,28 @@ def pair_request(pair: Pair) -> str:
 
 
 def messages_sha256(messages: Sequence[Message]) -> str:
-    """A hex SHA-256 of exactly what was sent (roles, contents and their order)."""
-    canonical = [{"role": message["role"], "content": message["content"]} for message in messages]
+    """A hex SHA-256 of exactly what was sent (roles, contents and their order): of
+    `json.dumps([{"role": ..., "content": ...}, ...], sort_keys=True, separators=(",", ":"))`,
+    written out here piece by piece so that the system prompt, the same for every pair of
+    a role, is escaped once, not on every call."""
+    if not all(type(m["role"]) is str and type(m["content"]) is str for m in messages):
+        canonical = [{"role": m["role"], "content": m["content"]} for m in messages]
+        data = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
+        return hashlib.sha256(data.encode("ascii")).hexdigest()
     # ensure_ascii keeps lone surrogates hashable; the escaping is deterministic too.
-    data = json.dumps(canonical, sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(data.encode("ascii")).hexdigest()
+    parts = [
+        f'{{"content":{_json_text(m["content"], m["role"] == "system")},'
+        f'"role":{encode_basestring_ascii(m["role"])}}}'
+        for m in messages
+    ]
+    return hashlib.sha256(f"[{','.join(parts)}]".encode("ascii")).hexdigest()
+
+
+def _json_text(text: str, repeated: bool) -> str:
+    """`text` as json.dumps writes it (ASCII only); a repeated one from a small cache."""
+    return _repeated_json_text(text) if repeated else encode_basestring_ascii(text)
+
+
+@functools.lru_cache(maxsize=8)
+def _repeated_json_text(text: str) -> str:
+    return encode_basestring_ascii(text)
