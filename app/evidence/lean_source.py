@@ -291,7 +291,7 @@ class Tokens:
         set; symbols and keywords come from an index, other texts from one pass)."""
         found = self._positions.get(wanted)
         if found is None:
-            if all(text in KEYWORDS or _QUERY_KINDS[text] is Kind.SYMBOL for text in wanted):
+            if _indexed(wanted):
                 found = _merged([self._index[text] for text in wanted if text in self._index])
             else:
                 found = indices(self.texts, wanted)
@@ -331,6 +331,14 @@ class Tokens:
     def line_starts(self) -> set[int]:
         """The indices of the tokens that come first on their line."""
         return {0, *self.breaks} - {len(self.texts)}
+
+
+# The lints ask with a bounded set of constant sets, the same for every pair: whether
+# each is answered from the index is worked out once per set, not once per pair.
+@functools.lru_cache(maxsize=1024)
+def _indexed(wanted: frozenset[str]) -> bool:
+    """Whether every text in `wanted` is a symbol or keyword (found in `_symbol_index`)."""
+    return all(text in KEYWORDS or _QUERY_KINDS[text] is Kind.SYMBOL for text in wanted)
 
 
 def _symbol_index(texts: list[str], kinds: list[Kind]) -> dict[str, list[int]]:
