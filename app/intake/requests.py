@@ -17,7 +17,7 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 
-def storable(text: str) -> str:
+def refuse_unstorable(text: str) -> str:
     """Refuse text that no database here can store: PostgreSQL rejects U+0000 in text, and
     a lone surrogate (JSON may escape half a pair, "\\ud800") is not UTF-8 anywhere. Both
     would otherwise surface later, as a 500."""
@@ -30,7 +30,7 @@ def storable(text: str) -> str:
     return text
 
 
-StorableText = Annotated[str, AfterValidator(storable)]
+StorableText = Annotated[str, AfterValidator(refuse_unstorable)]
 
 
 def in_utc(moment: datetime) -> datetime:

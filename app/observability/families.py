@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 
 from app.observability.exposition import MetricFamily, Sample
-from app.repositories.metrics import LatencyHistogram, MetricsSnapshot
+from app.repositories.metrics import CallLatencyBuckets, MetricsSnapshot
 
 
 def families(snapshot: MetricsSnapshot) -> list[MetricFamily]:
@@ -69,13 +69,13 @@ def _llm_calls(snapshot: MetricsSnapshot) -> MetricFamily:
     return MetricFamily("faithscreen_llm_calls", "gauge", help_, samples)
 
 
-def _latency(histograms: list[LatencyHistogram]) -> MetricFamily:
+def _latency(histograms: list[CallLatencyBuckets]) -> MetricFamily:
     samples = [sample for histogram in histograms for sample in _histogram_samples(histogram)]
     help_ = "LLM call latency in seconds, by role (calls with a recorded latency)."
     return MetricFamily("faithscreen_llm_call_latency_seconds", "histogram", help_, samples)
 
 
-def _histogram_samples(histogram: LatencyHistogram, label: str = "role") -> list[Sample]:
+def _histogram_samples(histogram: CallLatencyBuckets, label: str = "role") -> list[Sample]:
     role = histogram.role
     buckets = [Sample({label: role, "le": _bound(b)}, n, "_bucket") for b, n in histogram.buckets]
     return [

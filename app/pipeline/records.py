@@ -27,7 +27,7 @@ NUL = "\x00"
 NUL_STAND_IN = "\ufffd"
 
 
-def storable(text: str | None) -> str | None:
+def nul_replaced(text: str | None) -> str | None:
     return None if text is None else text.replace(NUL, NUL_STAND_IN)
 
 
@@ -57,19 +57,19 @@ def call_record(
         prompt_version=PROMPT_VERSION,
         messages=list(messages),
         messages_sha256=messages_sha256(messages),
-        raw_response=storable(result.content),
-        raw_body=storable(result.raw_body),
+        raw_response=nul_replaced(result.content),
+        raw_body=nul_replaced(result.raw_body),
         verdict=reading.verdict.value,
         parse_status=reading.parse_status.value,
-        back_translation=storable(reading.back_translation),
-        issues=storable(reading.issues),
+        back_translation=nul_replaced(reading.back_translation),
+        issues=nul_replaced(reading.issues),
         finish_reason=result.finish_reason,
-        refusal=storable(result.refusal),
+        refusal=nul_replaced(result.refusal),
         model=result.model,
         usage=dict(result.usage),
         http_status=result.http_status,
         latency_ms=result.latency_ms,
-        error=storable(_nul_note(result)),
+        error=nul_replaced(_nul_note(result)),
         parser_version=reading.parser_version,
         supplied=False,
         max_tokens=result.max_tokens,

@@ -37,7 +37,11 @@ UNKNOWN_MODEL = "unknown"
 
 
 @dataclass(frozen=True, slots=True)
-class LatencyHistogram:
+class CallLatencyBuckets:
+    """One role's (or one judge's) call latencies as /metrics exposes them: cumulative
+    buckets, a count and a sum. Not the report's LatencyHistogram, which keeps counts in
+    memory for quantiles."""
+
     role: str
     # (upper bound in seconds, calls at or under it): cumulative, as Prometheus wants.
     buckets: list[tuple[float, int]]
@@ -49,7 +53,7 @@ class LatencyHistogram:
 class MetricsSnapshot:
     screenings: dict[tuple[str, str], int] = field(default_factory=dict)  # (outcome, status)
     llm_calls: dict[tuple[str, str, str], int] = field(default_factory=dict)  # role, model, ps
-    latency: list[LatencyHistogram] = field(default_factory=list)
+    latency: list[CallLatencyBuckets] = field(default_factory=list)
     tokens: dict[tuple[str, str], int] = field(default_factory=dict)  # (role, kind)
     jobs: dict[str, int] = field(default_factory=dict)
     oldest_queued_job_age_seconds: float | None = None
@@ -57,7 +61,7 @@ class MetricsSnapshot:
     # The same three per judge (`judge` for the single judge), judge reviews only; a
     # histogram's `role` is then the judge's name.
     judge_llm_calls: dict[tuple[str, str, str], int] = field(default_factory=dict)
-    judge_latency: list[LatencyHistogram] = field(default_factory=list)
+    judge_latency: list[CallLatencyBuckets] = field(default_factory=list)
     judge_tokens: dict[tuple[str, str], int] = field(default_factory=dict)
 
 
@@ -108,7 +112,7 @@ async def llm_calls(
 
 async def latency_histograms(
     session: AsyncSession, by: By = Review.role, over: Over = None
-) -> list[LatencyHistogram]:
+) -> list[CallLatencyBuckets]:
     """Bucket counts in SQL (one SUM(CASE) per bound), over calls with a latency recorded."""
     bounds = [
         func.sum(case((Review.latency_ms <= bound * 1000, 1), else_=0))
@@ -124,9 +128,11 @@ async def latency_histograms(
     return [_histogram(role, count, total, counts) for role, count, total, *counts in rows]
 
 
-def _histogram(role: str, count: int, total_ms: int | None, counts: list[int]) -> LatencyHistogram:
+def _histogram(
+    role: str, count: int, total_ms: int | None, counts: list[int]
+) -> CallLatencyBuckets:
     buckets = [(b, int(n or 0)) for b, n in zip(LATENCY_BUCKETS_SECONDS, counts, strict=True)]
-    return LatencyHistogram(role, buckets, int(count), int(total_ms or 0) / 1000)
+    return CallLatencyBuckets(role, buckets, int(count), int(total_ms or 0) / 1000)
 
 
 async def token_sums(

@@ -18,11 +18,13 @@ from starlette.templating import Jinja2Templates
 
 from app.auth.principal import Principal
 from app.errors import AppError
-from app.web.presentation import describe_reason, reading_of, when
+from app.web.presentation import describe_reason, verdict_shown, when
 from app.web.session import BrowserSession, forget_session, keep_seed, read_session
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
-templates.env.globals.update(when=when, reading_of=reading_of, describe_reason=describe_reason)
+templates.env.globals.update(
+    when=when, verdict_shown=verdict_shown, describe_reason=describe_reason
+)
 
 # Everything is served by the app itself: no other origin may supply a script, a style or
 # a frame, and no page may be framed (clickjacking a Faithful button).

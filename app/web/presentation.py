@@ -15,7 +15,7 @@ from app.vocabulary import ParseStatus, Verdict
 
 
 @dataclass(frozen=True, slots=True)
-class Reading:
+class VerdictShown:
     """One review's verdict as a reviewer should see it: a label, a CSS class, a sentence."""
 
     label: str
@@ -24,48 +24,48 @@ class Reading:
 
 
 # Why a reply gave no usable verdict. "The model said unclear" is a verdict from a readable
-# reply (handled in `reading_of`); these are replies nobody could read, or no reply at all.
-_NOT_READ: Mapping[ParseStatus, Reading] = {
-    ParseStatus.MISSING: Reading(
+# reply (handled in `verdict_shown`); these are replies nobody could read, or no reply at all.
+_NOT_READ: Mapping[ParseStatus, VerdictShown] = {
+    ParseStatus.MISSING: VerdictShown(
         "unreadable", "unreadable", "The reply had no VERDICT field (missing)."
     ),
-    ParseStatus.INVALID: Reading(
+    ParseStatus.INVALID: VerdictShown(
         "unreadable", "unreadable", "The reply's VERDICT was not FAITHFUL, MISMATCH or UNCLEAR."
     ),
-    ParseStatus.CONFLICTING: Reading(
+    ParseStatus.CONFLICTING: VerdictShown(
         "unreadable", "unreadable", "The reply gave verdicts that disagree (conflicting)."
     ),
-    ParseStatus.BARE_CR: Reading(
+    ParseStatus.BARE_CR: VerdictShown(
         "unreadable", "unreadable", "The reply held a bare carriage return (bare_cr)."
     ),
-    ParseStatus.AMBIGUOUS: Reading(
+    ParseStatus.AMBIGUOUS: VerdictShown(
         "unreadable",
         "unreadable",
         "Read as a person reads it, the reply gives other verdicts than the parser found: "
         "a line break other than a newline (such as U+2028), an invisible character or "
         "`VERDICT :` hides another VERDICT line (ambiguous).",
     ),
-    ParseStatus.EMPTY: Reading("unreadable", "unreadable", "The reply was empty."),
-    ParseStatus.TRUNCATED: Reading(
+    ParseStatus.EMPTY: VerdictShown("unreadable", "unreadable", "The reply was empty."),
+    ParseStatus.TRUNCATED: VerdictShown(
         "truncated", "truncated", "The reply was cut off at the length limit."
     ),
-    ParseStatus.PROVIDER_ERROR: Reading(
+    ParseStatus.PROVIDER_ERROR: VerdictShown(
         "provider error", "provider-error", "The call failed at the provider: no reply."
     ),
-    ParseStatus.REFUSED: Reading(
+    ParseStatus.REFUSED: VerdictShown(
         "refused", "refused", "The provider declined to answer (content filter or refusal)."
     ),
 }
-_VERDICTS: Mapping[Verdict, Reading] = {
-    Verdict.FAITHFUL: Reading("faithful", "faithful", "The model read the pair as faithful."),
-    Verdict.MISMATCH: Reading("mismatch", "mismatch", "The model found a mismatch."),
-    Verdict.UNCLEAR: Reading(
+_VERDICTS: Mapping[Verdict, VerdictShown] = {
+    Verdict.FAITHFUL: VerdictShown("faithful", "faithful", "The model read the pair as faithful."),
+    Verdict.MISMATCH: VerdictShown("mismatch", "mismatch", "The model found a mismatch."),
+    Verdict.UNCLEAR: VerdictShown(
         "model said unclear", "unclear", "A readable reply: the model could not decide."
     ),
 }
 
 
-def reading_of(verdict: str, parse_status: str) -> Reading:
+def verdict_shown(verdict: str, parse_status: str) -> VerdictShown:
     """A non-ok status wins over the verdict it carries, as in the policy."""
     status = ParseStatus(parse_status)
     if status is ParseStatus.OK:

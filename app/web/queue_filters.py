@@ -11,7 +11,7 @@ from urllib.parse import urlencode
 
 from app.auth.principal import AccessRole, Principal
 from app.errors import AppError
-from app.intake.requests import storable
+from app.intake.requests import refuse_unstorable
 from app.models.queue_item import STATUSES, QueueStatus
 from app.review_queue.service import QueueFilters
 from app.review_queue.visibility import BlindMode, audit_withheld, blind_audit_values
@@ -31,7 +31,7 @@ def _text(query: Mapping[str, str], name: str) -> str | None:
     if len(value) > MAX_LENGTHS[name]:
         raise _refuse(f"{name}: at most {MAX_LENGTHS[name]} characters")
     try:
-        return storable(value) or None
+        return refuse_unstorable(value) or None
     except ValueError as error:
         raise _refuse(f"{name}: {error}") from error
 

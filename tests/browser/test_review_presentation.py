@@ -6,7 +6,7 @@ import pytest
 
 from app.policy import REASON_DESCRIPTIONS, Reason
 from app.vocabulary import ParseStatus, Verdict
-from app.web.presentation import describe_reason, reading_of
+from app.web.presentation import describe_reason, verdict_shown
 
 NOT_OK = [status for status in ParseStatus if status is not ParseStatus.OK]
 
@@ -15,32 +15,32 @@ NOT_OK = [status for status in ParseStatus if status is not ParseStatus.OK]
 def test_every_unread_status_has_its_own_wording_and_never_looks_like_a_verdict(
     status: ParseStatus,
 ) -> None:
-    shown = reading_of("unclear", status.value)
-    verdict_classes = {reading_of(v.value, "ok").css for v in Verdict}
+    shown = verdict_shown("unclear", status.value)
+    verdict_classes = {verdict_shown(v.value, "ok").css for v in Verdict}
     assert shown.css not in verdict_classes
-    assert shown.label not in {reading_of(v.value, "ok").label for v in Verdict}
+    assert shown.label not in {verdict_shown(v.value, "ok").label for v in Verdict}
 
 
 def test_the_model_saying_unclear_is_told_apart_from_an_unreadable_reply() -> None:
-    said = reading_of("unclear", "ok")
-    unreadable = reading_of("unclear", "missing")
+    said = verdict_shown("unclear", "ok")
+    unreadable = verdict_shown("unclear", "missing")
     assert said.label == "model said unclear" and said.css == "unclear"
     assert unreadable.label == "unreadable" and unreadable.css == "unreadable"
 
 
 def test_a_non_ok_status_wins_over_the_verdict_it_carries() -> None:
-    assert reading_of("faithful", "truncated").label == "truncated"
-    assert reading_of("mismatch", "provider_error").label == "provider error"
+    assert verdict_shown("faithful", "truncated").label == "truncated"
+    assert verdict_shown("mismatch", "provider_error").label == "provider error"
 
 
 @pytest.mark.parametrize("verdict", list(Verdict))
 def test_ok_verdicts_are_shown_as_the_verdict(verdict: Verdict) -> None:
-    assert reading_of(verdict.value, "ok").css == verdict.value
+    assert verdict_shown(verdict.value, "ok").css == verdict.value
 
 
 def test_an_unknown_parse_status_is_refused_rather_than_guessed() -> None:
     with pytest.raises(ValueError):
-        reading_of("unclear", "something_new")
+        verdict_shown("unclear", "something_new")
 
 
 def test_reasons_are_described_in_the_policys_words_with_their_finding() -> None:
@@ -52,7 +52,7 @@ def test_reasons_are_described_in_the_policys_words_with_their_finding() -> None
 
 
 def test_an_ambiguous_reply_is_shown_as_unreadable_and_says_why() -> None:
-    shown = reading_of("unclear", "ambiguous")
+    shown = verdict_shown("unclear", "ambiguous")
     assert (shown.label, shown.css) == ("unreadable", "unreadable")
     assert "(ambiguous)" in shown.explanation and "U+2028" in shown.explanation
     assert "line break" in describe_reason("judge_ambiguous")
