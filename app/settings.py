@@ -137,7 +137,7 @@ class Settings(BaseSettings):
     worker_capacity: int = Field(default=0, ge=0)
     # How long `serve` waits on SIGTERM for running screenings before releasing them.
     shutdown_grace_seconds: float = Field(default=10.0, ge=0)
-    # ---- Human review (issue 5) ----
+    # ---- Human review ----
     # API keys on every /v1 endpoint. "off" makes every request an admin named "anonymous";
     # `serve` refuses it unless it binds to a loopback address.
     auth: Literal["on", "off"] = "on"
@@ -155,7 +155,7 @@ class Settings(BaseSettings):
     # The share of queue items sampled to need two decisions by different people; 0 keeps a
     # team of one from ever being stuck (0.1 is a good start for a team).
     review_double_rate: float = Field(default=0.0, ge=0.0, le=1.0)
-    # ---- Operations (issue 6) ----
+    # ---- Operations ----
     # "json": one JSON object per log line (time, level, logger, message, ids) for collectors.
     log_format: Literal["text", "json"] = "text"
     # ---- Review pages behind a proxy ----

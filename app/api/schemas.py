@@ -152,7 +152,8 @@ class ScreeningSummary(BaseModel):
     policy_version: str | None
     created_at: datetime
     finished_at: datetime | None
-    # A person's decision from the review queue (issue 5); the outcome is never changed.
+    # A person's decision from the review queue; it sits beside the outcome, which keeps
+    # what the pipeline found and is never changed.
     final_decision: Literal["faithful", "mismatch"] | None = None
     final_decision_at: datetime | None = None
     label: Literal["faithful", "mismatch"] | None = Field(

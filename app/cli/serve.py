@@ -34,12 +34,13 @@ NoWorkerOption = typer.Option(False, "--no-worker", help="Run the API alone, wit
 def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWorkerOption) -> None:
     """Run the HTTP API (and, unless --no-worker, the screening worker) in one process."""
     settings = get_settings()
-    refuse_auth_off_beyond_loopback(settings, host)  # issue 5: keys and roles
+    # Without keys every caller is an admin: only this machine may call then.
+    refuse_auth_off_beyond_loopback(settings, host)
     # The port first: if it is taken, nothing (migration, first key, worker) has started.
     listener = _bind_or_exit(host, port)
     configure_logging(json=settings.log_format == "json")
     upgrade_to_head(settings.database_url)
-    announce_first_admin_key(settings)  # issue 5: keys and roles
+    announce_first_admin_key(settings)  # a fresh database: someone must hold the first key
     # Imported here: the app (the MCP SDK above all) takes seconds to import, which every
     # other command would pay for nothing; serve pays it after binding its port.
     from app.api.app import create_app

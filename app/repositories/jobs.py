@@ -227,7 +227,7 @@ async def expire_leases(
     return result.rowcount
 
 
-# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+# ---- Bulk, for batches ---------------------------------------------------------------------
 
 
 async def enqueue_many(session: AsyncSession, screening_ids: Sequence[str]) -> None:

@@ -39,7 +39,7 @@ async def get_or_create(session: AsyncSession, pair: Pair) -> PairRow:
     return (await session.execute(select(PairRow).where(PairRow.content_hash == key))).scalar_one()
 
 
-# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+# ---- Bulk, for batches ---------------------------------------------------------------------
 
 # Hashes per SELECT ... IN (...): far below every database's limit on bound parameters.
 HASHES_PER_SELECT = 500

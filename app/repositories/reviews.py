@@ -83,7 +83,7 @@ async def for_screening(session: AsyncSession, screening_id: str) -> list[Review
     return list((await session.execute(statement)).scalars())
 
 
-# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+# ---- Bulk, for batches ---------------------------------------------------------------------
 
 
 async def add_many(session: AsyncSession, records: Sequence[ReviewRecord]) -> None:

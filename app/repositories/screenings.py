@@ -138,7 +138,7 @@ async def record_outcome(
     return result.rowcount == 1
 
 
-# ---- Bulk, for batches (issue 4) -----------------------------------------------------------
+# ---- Bulk, for batches ---------------------------------------------------------------------
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -52,7 +52,7 @@ NEEDED: dict[tuple[str, str], AccessRole] = {
     ("DELETE", "/v1/keys/{name}"): ADMIN,
     ("GET", "/metrics"): METRICS,
 }
-# Paths that need a key: the API, and the Prometheus scrape (issue 6).
+# Paths that need a key: the API, and the Prometheus scrape (its counts say what is screened).
 PROTECTED = ("/v1", "/metrics")
 # Stand-ins for path parameters: well-formed, naming nothing stored.
 PATH_VALUES = {

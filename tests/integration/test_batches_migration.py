@@ -1,6 +1,6 @@
 """The batches migration on a database that already holds screenings: every row and
 constraint survives (on SQLite, batch mode rebuilds the screenings table), and downgrading
-gives the issue 3 schema back with the data."""
+gives the schema before batches (0001_initial) back with the data."""
 
 from __future__ import annotations
 
@@ -35,7 +35,8 @@ ROWS = [
     ]
 )
 def at_initial(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sa.Engine]:
-    """A database at the issue 3 revision holding one screening with a job and a review."""
+    """A database at the first revision (0001_initial), holding one screening with a job
+    and a review."""
     url = f"sqlite:///{tmp_path / 'old.db'}"
     if request.param == "postgres":
         url = request.getfixturevalue("new_postgres_database")

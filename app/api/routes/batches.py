@@ -31,7 +31,7 @@ from app.models.batch import Batch
 from app.repositories import batches, blind_items
 from app.review_queue.visibility import screening_blind_audits
 
-# Submitters and above (issue 5: every /v1 endpoint needs a key).
+# Submitters and above: every /v1 endpoint needs a key.
 router = APIRouter(
     prefix="/v1/batches",
     tags=["batches"],

@@ -25,7 +25,7 @@ from app.repositories import blind_items, rescores, screenings
 from app.review_queue.visibility import screening_blind_audits
 from app.vocabulary import Outcome, ScreeningStatus
 
-# Submitters and above (issue 5: every /v1 endpoint needs a key).
+# Submitters and above: every /v1 endpoint needs a key.
 router = APIRouter(
     prefix="/v1/screenings",
     tags=["screenings"],
