@@ -113,6 +113,48 @@ class ScreeningStatus(StrEnum):
     DONE = "done"
 
 
+class JobStatus(StrEnum):
+    QUEUED = "queued"
+    RUNNING = "running"
+    DONE = "done"
+    # Failed too often: kept, with its last error, and never claimed again.
+    DEAD = "dead"
+
+
+class QueueStatus(StrEnum):
+    """Where a queue item stands, for the people who decide it."""
+
+    OPEN = "open"
+    # Held by `claimed_by` until `claim_expires_at`; a lapsed claim counts as open.
+    CLAIMED = "claimed"
+    # A double-review item with its first decision in: anyone but the first person may
+    # claim it (a claim keeps this status, held by `claimed_by`).
+    AWAITING_SECOND = "awaiting_second"
+    # The two decisions of a double review disagree: only an admin's adjudication ends it.
+    DISPUTED = "disputed"
+    RESOLVED = "resolved"
+
+
+class DecisionKind(StrEnum):
+    """What one row of a queue item's decision trail records."""
+
+    DECISION = "decision"
+    REOPEN = "reopen"
+    # The decider takes their own decision back (undo); `withdraws_id` names it.
+    WITHDRAWAL = "withdrawal"
+    # An admin settles a disputed double review.
+    ADJUDICATION = "adjudication"
+
+
+class DecisionValue(StrEnum):
+    """What a person can decide about a pair."""
+
+    FAITHFUL = "faithful"
+    MISMATCH = "mismatch"
+    # The person's doubt: recorded, and the item goes back to the queue unresolved.
+    UNSURE = "unsure"
+
+
 @dataclass(frozen=True, slots=True)
 class Pair:
     """One informal statement and one formal Lean 4 statement (plus optional header)."""

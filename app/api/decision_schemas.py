@@ -8,10 +8,9 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from app.api.queue_schemas import DecisionOut
-from app.models.decision import DecisionValue
-from app.models.queue_item import QueueStatus
 from app.repositories.decision_conflicts import DecidedItem, PairConflict
 from app.review_queue.service import ConflictPage, Decided
+from app.vocabulary import DecisionValue, QueueStatus
 
 
 class DecidedOut(DecisionOut):

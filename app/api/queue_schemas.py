@@ -15,12 +15,11 @@ from app.auth.principal import AccessRole, Principal
 from app.auth.service import CreatedKey
 from app.intake.requests import StorableText
 from app.models.api_key import ApiKey
-from app.models.decision import DEFECTS, Decision, DecisionKind, DecisionValue
-from app.models.queue_item import QueueStatus
+from app.models.decision import DEFECTS, Decision
 from app.models.screening import Screening
 from app.review_queue.service import ItemDetail, QueueEntry, QueuePage
 from app.review_queue.visibility import BlindMode, audit_withheld, blind_for, hidden_trail_rows
-from app.vocabulary import Outcome
+from app.vocabulary import DecisionKind, DecisionValue, Outcome, QueueStatus
 
 Note = Annotated[StorableText, Field(max_length=10_000, description="Why, in a few words.")]
 

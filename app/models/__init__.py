@@ -4,7 +4,7 @@ from app.models.api_key import ApiKey
 from app.models.base import Base
 from app.models.batch import Batch
 from app.models.decision import Decision, DecisionIsAppendOnly
-from app.models.job import Job, JobStatus
+from app.models.job import Job
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, RulingRow
@@ -21,7 +21,6 @@ __all__ = [
     "Decision",
     "DecisionIsAppendOnly",
     "Job",
-    "JobStatus",
     "PairRow",
     "QueueItem",
     "QueueItemScreening",

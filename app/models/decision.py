@@ -10,7 +10,6 @@ refused twice: here, for anything going through the ORM, and by database trigger
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event, false, text
 from sqlalchemy.engine import Connection
@@ -18,25 +17,7 @@ from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
-
-
-class DecisionKind(StrEnum):
-    DECISION = "decision"
-    REOPEN = "reopen"
-    # The decider takes their own decision back (undo); `withdraws_id` names it.
-    WITHDRAWAL = "withdrawal"
-    # An admin settles a disputed double review.
-    ADJUDICATION = "adjudication"
-
-
-class DecisionValue(StrEnum):
-    """What a person can decide about a pair."""
-
-    FAITHFUL = "faithful"
-    MISMATCH = "mismatch"
-    # The person's doubt: recorded, and the item goes back to the queue unresolved.
-    UNSURE = "unsure"
-
+from app.vocabulary import DecisionKind, DecisionValue
 
 # The defects a person may name on a decision (not a screening's free-form `tags`).
 DEFECTS = (

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 from datetime import datetime
-from enum import StrEnum
 
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
-
-
-class JobStatus(StrEnum):
-    QUEUED = "queued"
-    RUNNING = "running"
-    DONE = "done"
-    # Failed too often: kept, with its last error, and never claimed again.
-    DEAD = "dead"
-
+from app.vocabulary import JobStatus
 
 STATUSES = tuple(s.value for s in JobStatus)
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, false
@@ -12,21 +11,10 @@ from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
+from app.vocabulary import QueueStatus
 
 if TYPE_CHECKING:
     from app.models.screening import Screening
-
-
-class QueueStatus(StrEnum):
-    OPEN = "open"
-    # Held by `claimed_by` until `claim_expires_at`; a lapsed claim counts as open.
-    CLAIMED = "claimed"
-    # A double-review item with its first decision in: anyone but the first person may
-    # claim it (a claim keeps this status, held by `claimed_by`).
-    AWAITING_SECOND = "awaiting_second"
-    # The two decisions of a double review disagree: only an admin's adjudication ends it.
-    DISPUTED = "disputed"
-    RESOLVED = "resolved"
 
 
 STATUSES = tuple(s.value for s in QueueStatus)

@@ -15,13 +15,13 @@ from sqlalchemy import ColumnElement, Select, distinct, func, select, true
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.batch import Batch
-from app.models.job import Job, JobStatus
+from app.models.job import Job
 from app.models.review import Review
 from app.models.screening import Screening
 from app.policy.reasons import Reason
 from app.repositories import keyset
 from app.repositories.conflicts import insert_unless_exists
-from app.vocabulary import Outcome, ParseStatus, Role, ScreeningStatus
+from app.vocabulary import JobStatus, Outcome, ParseStatus, Role, ScreeningStatus
 
 # Any constant both sides agree on; it only has to differ from other advisory lock users.
 INGEST_LOCK_KEY = 0x46534254  # "FSBT"

@@ -14,8 +14,9 @@ from collections.abc import Collection
 from sqlalchemy import ColumnElement, CompoundSelect, and_, false, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.models.queue_item import QueueItem, QueueItemScreening, QueueStatus
+from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
+from app.vocabulary import QueueStatus
 
 
 def is_blind_item(audits: Collection[bool]) -> ColumnElement[bool] | None:

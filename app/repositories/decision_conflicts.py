@@ -16,9 +16,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.decision import Decision
 from app.models.pair import PairRow
-from app.models.queue_item import QueueItem, QueueStatus
+from app.models.queue_item import QueueItem
 from app.models.screening import Screening
 from app.repositories import keyset, queue_items
+from app.vocabulary import QueueStatus
 
 
 @dataclass(frozen=True, slots=True)

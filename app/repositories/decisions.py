@@ -13,10 +13,11 @@ from sqlalchemy import and_, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
-from app.models.decision import Decision, DecisionKind
+from app.models.decision import Decision
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
+from app.vocabulary import DecisionKind
 
 
 async def add(

@@ -25,8 +25,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.types import utcnow
-from app.models.job import Job, JobStatus
+from app.models.job import Job
 from app.repositories.conflicts import insert_unless_exists
+from app.vocabulary import JobStatus
 
 QUEUED = JobStatus.QUEUED.value
 RUNNING = JobStatus.RUNNING.value

@@ -18,11 +18,11 @@ from sqlalchemy.orm import InstrumentedAttribute
 
 from app.db.types import utcnow
 from app.models.job import Job
-from app.models.queue_item import QueueItem, QueueStatus
+from app.models.queue_item import QueueItem
 from app.models.review import Review
 from app.models.screening import Screening
 from app.repositories.jobs import oldest_queued_age_seconds
-from app.vocabulary import Role
+from app.vocabulary import QueueStatus, Role
 
 # Per judge: the judge reviews alone, grouped by judge name instead of role.
 JUDGE_REVIEWS = Review.role == Role.JUDGE.value

@@ -28,10 +28,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import joinedload
 
 from app.db.types import utcnow
-from app.models.queue_item import Claim, QueueItem, QueueItemScreening, QueueStatus
+from app.models.queue_item import Claim, QueueItem, QueueItemScreening
 from app.models.screening import Screening
 from app.repositories import keyset
 from app.repositories.blind_items import is_blind_item
+from app.vocabulary import QueueStatus
 
 OPEN = QueueStatus.OPEN.value
 CLAIMED = QueueStatus.CLAIMED.value

@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.batch import Batch
 from app.models.pair import PairRow
-from app.models.queue_item import QueueItem, QueueStatus
+from app.models.queue_item import QueueItem
 from app.models.screening import Screening
+from app.vocabulary import QueueStatus
 
 PREVIEW_CHARS = 300
 

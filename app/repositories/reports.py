@@ -30,7 +30,7 @@ from sqlalchemy import (
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import QueryableAttribute, aliased
 
-from app.models.queue_item import QueueItem, QueueStatus
+from app.models.queue_item import QueueItem
 from app.models.rescore import ReadingRow
 from app.models.review import Review
 from app.models.screening import Screening
@@ -38,7 +38,7 @@ from app.reports.breakdowns import TAGS_SHOWN, DayCount, TagCount, TagCounts
 from app.reports.queue import Backlog, WaitingItem
 from app.reports.summary import Aggregates, ReviewRow, ScreeningRow
 from app.repositories.blind_items import is_blind_screening
-from app.vocabulary import OUTCOMES
+from app.vocabulary import OUTCOMES, QueueStatus
 
 CHUNK = 1000
 CLAIMED, RESOLVED = QueueStatus.CLAIMED.value, QueueStatus.RESOLVED.value

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.contract.reading import Reading
 from app.db.types import utcnow
 from app.models.pair import PairRow
-from app.models.queue_item import QueueItem, QueueItemScreening, QueueStatus
+from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RulingRow
 from app.models.review import Review
 from app.models.screening import Screening
@@ -25,7 +25,7 @@ from app.policy import Panel
 from app.repositories.reports import as_utc
 from app.rescore.diff import Change, CurrentState
 from app.rescore.replay import StoredCall
-from app.vocabulary import Pair, ParseStatus, Purpose, Role, ScreeningStatus, Verdict
+from app.vocabulary import Pair, ParseStatus, Purpose, QueueStatus, Role, ScreeningStatus, Verdict
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

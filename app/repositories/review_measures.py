@@ -14,10 +14,11 @@ from sqlalchemy import Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.decision import Decision
-from app.models.queue_item import QueueItem, QueueItemScreening, QueueStatus
+from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
 from app.reports.reviewers import DecidedScreening, DecisionFact
 from app.repositories.reports import ReportFilters, as_utc
+from app.vocabulary import QueueStatus
 
 
 def _item_of_screening() -> Any:

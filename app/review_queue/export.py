@@ -25,10 +25,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth.errors import require_role
 from app.auth.principal import AccessRole, Principal
-from app.models.queue_item import QueueStatus
 from app.repositories import decisions
 from app.repositories.decisions import ExportRow
 from app.review_queue.visibility import BlindMode, blind_for
+from app.vocabulary import QueueStatus
 
 # Decisions read per query.
 EXPORT_PAGE = 500

@@ -37,8 +37,8 @@ from app.auth.errors import require_role
 from app.auth.principal import AccessRole, Principal
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
-from app.models.decision import Decision, DecisionValue
-from app.models.queue_item import QueueItem, QueueStatus
+from app.models.decision import Decision
+from app.models.queue_item import QueueItem
 from app.models.rescore import RulingRow
 from app.models.screening import Screening
 from app.repositories import decision_conflicts, decisions, queue_items, rescores, screenings
@@ -48,6 +48,7 @@ from app.review_queue import transitions
 from app.review_queue.transitions import Step
 from app.review_queue.visibility import BlindMode
 from app.settings import Settings
+from app.vocabulary import DecisionValue, QueueStatus
 
 __all__ = [
     "ConflictPage",

@@ -25,9 +25,10 @@ from typing import Protocol
 
 from app.auth.principal import AccessRole, Principal
 from app.errors import AppError
-from app.models.decision import DEFECTS, FINAL_VALUES, DecisionKind, DecisionValue
-from app.models.queue_item import Claim, QueueStatus
+from app.models.decision import DEFECTS, FINAL_VALUES
+from app.models.queue_item import Claim
 from app.review_queue.visibility import BlindMode, blind_for
+from app.vocabulary import DecisionKind, DecisionValue, QueueStatus
 
 OPEN, CLAIMED = QueueStatus.OPEN, QueueStatus.CLAIMED
 AWAITING_SECOND, DISPUTED, RESOLVED = (

@@ -15,9 +15,8 @@ from typing import Any
 from app.api.queue_schemas import DecisionOut, QueueItemOut
 from app.api.schemas import ReadingOut, ReviewOut
 from app.auth.principal import AccessRole, Principal
-from app.models.decision import DEFECTS, DecisionKind
-from app.models.queue_item import QueueStatus
-from app.vocabulary import ParseStatus, Role
+from app.models.decision import DEFECTS
+from app.vocabulary import DecisionKind, ParseStatus, QueueStatus, Role
 from app.web.access import Reviewer
 from app.web.pages import context_for
 from app.web.pair_view import back_translations, pair_view

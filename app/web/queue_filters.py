@@ -12,9 +12,10 @@ from urllib.parse import urlencode
 from app.auth.principal import AccessRole, Principal
 from app.errors import AppError
 from app.intake.requests import refuse_unstorable
-from app.models.queue_item import STATUSES, QueueStatus
+from app.models.queue_item import STATUSES
 from app.review_queue.service import QueueFilters
 from app.review_queue.visibility import BlindMode, audit_withheld, blind_audit_values
+from app.vocabulary import QueueStatus
 from app.web.pages import PageProblem
 
 # The API's limits on the same filters (app/api/routes/queue.py).

@@ -15,9 +15,9 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.queue_schemas import QueueItemSummary, QueuePageOut
-from app.models.queue_item import QueueStatus
 from app.policy import Reason
 from app.repositories import queue_page
+from app.vocabulary import QueueStatus
 
 PREVIEW_CHARS = 160
 _SPACES = re.compile(r"\s+")

@@ -37,11 +37,11 @@ from app.api.queue_schemas import (
 from app.auth.principal import AccessRole
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
-from app.models.queue_item import QueueStatus
 from app.reports.review_stats import person_stats
 from app.repositories import review_measures
 from app.review_queue import service
 from app.review_queue.service import QueueFilters, ReviewRules
+from app.vocabulary import QueueStatus
 from app.web.access import (
     NOT_A_KEY,
     BrowserDep,

@@ -15,10 +15,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.auth.principal import AccessRole, Principal
 from app.db.types import utcnow
 from app.errors import AppError
-from app.models.decision import DecisionValue
 from app.repositories import queue_items
 from app.review_queue import service
 from app.settings import Settings
+from app.vocabulary import DecisionValue
 from tests.integration.conftest import Api, StartApi
 from tests.integration.queue_support import (
     bearer,

@@ -11,10 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.types import utcnow
 from app.models import Decision, DecisionIsAppendOnly, QueueItem
-from app.models.decision import DecisionKind
 from app.repositories import decisions, pairs, screenings
 from app.review_queue.intake import queue_for_review
-from app.vocabulary import Pair
+from app.vocabulary import DecisionKind, Pair
 
 
 async def queued_screening(session: AsyncSession) -> tuple[str, int]:

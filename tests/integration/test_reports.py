@@ -30,12 +30,11 @@ from typer.testing import CliRunner
 
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
-from app.models.decision import DecisionKind
-from app.models.queue_item import Claim, QueueItem, QueueStatus
+from app.models.queue_item import Claim, QueueItem
 from app.repositories import batches, decisions, pairs, queue_items, reviews, screenings
 from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
-from app.vocabulary import Pair
+from app.vocabulary import DecisionKind, Pair, QueueStatus
 from tests.integration.conftest import Api
 
 BATCH = "00000000-0000-4000-8000-0000000000b1"

@@ -17,11 +17,11 @@ from app.auth.principal import AccessRole, Principal
 from app.db.types import utcnow
 from app.errors import AppError
 from app.models import Decision
-from app.models.decision import DEFECTS, DecisionValue
-from app.models.queue_item import QueueStatus
+from app.models.decision import DEFECTS
 from app.review_queue import service
 from app.review_queue.service import ReviewRules
 from app.settings import Settings
+from app.vocabulary import DecisionValue, QueueStatus
 from tests.integration.conftest import StartApi
 from tests.integration.queue_support import Desk, desk_settings, error_code, open_desk, staffed
 

@@ -9,10 +9,10 @@ import pytest
 
 from app.auth.principal import AccessRole, Principal
 from app.errors import AppError
-from app.models.decision import DEFECTS, DecisionValue
-from app.models.queue_item import QueueStatus
+from app.models.decision import DEFECTS
 from app.review_queue import transitions
 from app.review_queue.transitions import Choice
+from app.vocabulary import DecisionValue, QueueStatus
 
 T0 = datetime(2026, 12, 2, 9, 0, tzinfo=UTC)
 ALICE = Principal("alice", AccessRole.REVIEWER)

@@ -25,13 +25,13 @@ from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
 from app.auth.principal import AccessRole, Principal
 from app.intake.requests import StorableText
-from app.models.queue_item import QueueStatus
 from app.repositories.keyset import MAX_INTEGER_ID
 from app.review_queue import service
 from app.review_queue.export import export_lines
 from app.review_queue.service import QueueFilters, ReviewRules
 from app.review_queue.visibility import audit_withheld, blind_audit_values
 from app.runtime import Runtime
+from app.vocabulary import QueueStatus
 
 router = APIRouter(
     tags=["review queue"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
