@@ -73,9 +73,9 @@ from app.db.migrate import upgrade_to_head
 from app.evidence import run_checks
 from app.intake.batches import BatchBody, submit_batch
 from app.llm.call import CallResult
+from app.pipeline.group_commit import Finish, Recorder, Start
 from app.pipeline.plan import NextCall
-from app.pipeline.recorder import Finish, Recorder, Start
-from app.pipeline.records import call_record, reading_of_record
+from app.pipeline.review_records import call_record, reading_of_record
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import RoleResult, decide
 from app.prompts import judge_messages, translator_messages

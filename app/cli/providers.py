@@ -18,7 +18,7 @@ from app.cli.root import cli
 from app.contract.reading import Reading
 from app.llm.call import CallResult
 from app.llm.client import LLMClient
-from app.pipeline.records import reading_of_call
+from app.pipeline.review_records import reading_of_call
 from app.pipeline.screening import endpoint_of
 from app.policy.reasons import REASON_DESCRIPTIONS, not_faithful_reason
 from app.prompts import review_messages

@@ -38,7 +38,7 @@ from app.pipeline.ruling import ScreeningRuling
 from app.repositories import batches, jobs, pairs, reviews, screenings
 from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import NewScreening
-from app.review_queue.intake import queue_many
+from app.review_queue.enqueue import queue_many
 from app.settings import Settings
 from app.vocabulary import Pair
 

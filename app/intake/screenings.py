@@ -11,7 +11,7 @@ from app.intake.supplied import check_judges, check_reply_sizes, decide_supplied
 from app.models.screening import Screening
 from app.policy import Panel
 from app.repositories import jobs, pairs, reviews, screenings
-from app.review_queue.intake import queue_for_review
+from app.review_queue.enqueue import queue_for_review
 from app.settings import Settings
 from app.vocabulary import Pair
 

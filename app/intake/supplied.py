@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from app.errors import AppError, PayloadTooLarge
 from app.evidence.finding import Finding
 from app.intake.requests import ScreeningRequest, SuppliedReplies
-from app.pipeline.records import reading_of_record, supplied_record
+from app.pipeline.review_records import reading_of_record, supplied_record
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import Panel, RoleResult, decide, decide_panel
 from app.repositories.reviews import ReviewRecord

@@ -2,7 +2,7 @@
 judge, or every judge of the screening's panel, each on its own client), then the ruling.
 
 Each call's review is committed as soon as the call returns (sharing its transaction with
-other screenings' writes: app/pipeline/recorder.py), and no transaction is ever held open
+other screenings' writes: app/pipeline/group_commit.py), and no transaction is ever held open
 across an LLM call. The outcome is recorded together with the job's completion, and only
 while this worker still holds the job's lease.
 """
@@ -19,10 +19,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.llm.call import CallResult
 from app.llm.client import LLMClient
+from app.pipeline.group_commit import Finish, JobLost, Recorder, Start, Started
 from app.pipeline.judged import decide_judged, judge_names
 from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
-from app.pipeline.recorder import Finish, JobLost, Recorder, Start, Started
-from app.pipeline.records import call_record, reading_of_record
+from app.pipeline.review_records import call_record, reading_of_record
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import RoleResult
 from app.prompts import (

@@ -27,7 +27,7 @@ from app.repositories import batches, rescores
 from app.repositories.rescores import Scope, StoredScreening
 from app.rescore.diff import Change, Diff, compare
 from app.rescore.replay import CURRENT_PARSER, Parser, StoredCall, replay, replayable
-from app.review_queue.intake import Rng, queue_for_review
+from app.review_queue.enqueue import Rng, queue_for_review
 
 CHUNK = 500
 JOB_FAILED = Reason.JOB_FAILED.value

@@ -16,7 +16,7 @@ from app.pipeline.screening import Claim
 from app.policy import POLICY_VERSION
 from app.policy.reasons import Reason
 from app.repositories import jobs, screenings
-from app.review_queue.intake import queue_for_review
+from app.review_queue.enqueue import queue_for_review
 from app.vocabulary import Outcome
 
 

@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.models import QueueItem, Screening
 from app.pipeline.screening import Claim
 from app.repositories import jobs, pairs, screenings
-from app.review_queue.intake import queue_as
+from app.review_queue.enqueue import queue_as
 from app.settings import Settings
 from app.vocabulary import Pair
 from app.worker.failures import FailurePolicy

@@ -12,7 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.db.types import utcnow
 from app.models import Decision, DecisionIsAppendOnly, QueueItem
 from app.repositories import decisions, pairs, screenings
-from app.review_queue.intake import queue_for_review
+from app.review_queue.enqueue import queue_for_review
 from app.vocabulary import DecisionKind, Pair
 
 

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.models import QueueItem, QueueItemScreening
 from app.repositories import pairs, screenings
-from app.review_queue.intake import queue_for_review
+from app.review_queue.enqueue import queue_for_review
 from app.settings import Settings
 from app.vocabulary import Pair
 from tests.integration.conftest import StartApi

@@ -29,13 +29,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.pipeline.judged import panel_of
 from app.pipeline.plan import PastCall
-from app.pipeline.records import past_call
+from app.pipeline.review_records import past_call
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import Panel
 from app.repositories import jobs, queue_items, reviews, screenings
 from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import DONE, NewOutcome
-from app.review_queue.intake import queue_item
+from app.review_queue.enqueue import queue_item
 from app.vocabulary import Pair, Role
 
 # Writes per transaction; more wait for the next round.

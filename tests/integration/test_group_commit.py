@@ -14,7 +14,7 @@ from app.models import Job
 from app.models.queue_item import QueueItem
 from app.models.review import Review
 from app.models.screening import Screening
-from app.pipeline.recorder import Finish, JobLost, Recorder, Start, Started
+from app.pipeline.group_commit import Finish, JobLost, Recorder, Start, Started
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import POLICY_VERSION
 from app.policy.ruling import Ruling
