@@ -198,8 +198,9 @@ async def _finish_all(session: AsyncSession, finishes: Sequence[Finish], results
 
 
 async def _record_all(session: AsyncSession, finishes: Sequence[Finish]) -> None:
-    """Outcomes, and the review queue items they call for (issue 5), in the transaction
-    that completes their jobs; a screening done already gets neither."""
+    """Outcomes, and the review queue items they call for, in the transaction that
+    completes their jobs (so no outcome that needs a person is ever stored without its
+    item); a screening done already gets neither."""
     outcomes = [_outcome(finish) for finish in finishes]
     recorded = await screenings.record_outcomes(session, outcomes)
     items = (
@@ -219,15 +220,7 @@ async def _record_all(session: AsyncSession, finishes: Sequence[Finish]) -> None
 
 
 def _outcome(finish: Finish) -> NewOutcome:
-    ruling = finish.ruling
-    return NewOutcome(
-        screening_id=finish.screening_id,
-        outcome=ruling.ruling.outcome.value,
-        reasons=list(ruling.ruling.reasons),
-        evidence=ruling.evidence_json(),
-        policy_version=ruling.ruling.policy_version,
-        evidence_version=ruling.evidence_version,
-    )
+    return NewOutcome(screening_id=finish.screening_id, **finish.ruling.outcome_fields())
 
 
 def _database_failed(error: Exception) -> bool:

@@ -267,14 +267,7 @@ async def _update_screening(session: AsyncSession, change: Change) -> bool:
     statement = (
         update(Screening)
         .where(Screening.id == current.screening_id, Screening.updated_at == current.updated_at)
-        .values(
-            outcome=ruling.ruling.outcome.value,
-            reasons=list(ruling.ruling.reasons),
-            evidence=ruling.evidence_json(),
-            policy_version=ruling.ruling.policy_version,
-            evidence_version=ruling.evidence_version,
-            updated_at=utcnow(),
-        )
+        .values(**ruling.outcome_fields(), updated_at=utcnow())
     )
     result = cast(CursorResult[Any], await session.execute(statement))
     return result.rowcount == 1
@@ -300,12 +293,8 @@ def _new_ruling(change: Change, rescore_id: str) -> dict[str, Any]:
     return {
         "screening_id": change.current.screening_id,
         "rescore_id": rescore_id,
-        "outcome": ruling.ruling.outcome.value,
-        "reasons": list(ruling.ruling.reasons),
-        "evidence": ruling.evidence_json(),
+        **ruling.outcome_fields(),
         "parser_version": change.parser_version,
-        "policy_version": ruling.ruling.policy_version,
-        "evidence_version": ruling.evidence_version,
         "created_at": utcnow(),
     }
 
