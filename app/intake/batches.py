@@ -7,7 +7,8 @@ Two passes over the items, by design:
    `check_request` as a single submission -- and run the evidence checks of items with
    supplied replies, the costly pure part. Of an item only its findings are kept.
 2. store: validate again (cheap; the body cannot have changed) and insert chunk by chunk
-   with bulk statements: pairs, screenings, reviews of supplied replies, jobs.
+   with bulk statements (store.py, the path a single screening takes too): pairs,
+   screenings, reviews of supplied replies, review queue items, jobs.
 
 So the items are held once -- as the request body (JSONL) or as the parsed JSON, whose
 bytes are released once parsed (see batch_body.py) -- plus one chunk of rows; and on
@@ -17,8 +18,7 @@ SQLite the write lock is held only while rows are inserted, not while items are 
 from __future__ import annotations
 
 import asyncio
-import dataclasses
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,23 +31,17 @@ from app.evidence.finding import Finding
 from app.intake.batch_body import BatchBody, BatchRejected, Items, RawItem, error_detail, read_items
 from app.intake.requests import ScreeningRequest
 from app.intake.screenings import check_request
-from app.intake.supplied import JudgesRefused, decide_supplied, request_panel
+from app.intake.store import Submission, pair_of, store_chunk
+from app.intake.supplied import JudgesRefused
 from app.models.batch import Batch, new_batch_id
-from app.models.screening import new_screening_id
-from app.pipeline.ruling import ScreeningRuling
-from app.repositories import batches, jobs, pairs, reviews, screenings
-from app.repositories.reviews import ReviewRecord
-from app.repositories.screenings import NewScreening
-from app.review_queue.enqueue import queue_many
+from app.repositories import batches
 from app.settings import Settings
-from app.vocabulary import Pair
 
 __all__ = [
     "Accepted",
     "BatchBody",
     "BatchRejected",
     "check_items",
-    "decide_supplied",
     "submit_batch",
 ]
 
@@ -121,7 +115,7 @@ def check_items(items: Items, settings: Settings) -> Findings:
 def _findings(request: ScreeningRequest | None) -> tuple[Finding, ...] | None:
     if request is None or request.replies is None:
         return None
-    return tuple(run_checks(_pair(request)))
+    return tuple(run_checks(pair_of(request)))
 
 
 def _too_many(limit: int, what: str) -> BatchRejected:
@@ -221,77 +215,12 @@ async def _store_items(
     session: AsyncSession, batch_id: str, items: Items, findings: Findings, settings: Settings
 ) -> int:
     queued = 0
-    chunk: list[tuple[int, ScreeningRequest]] = []
+    chunk: list[Submission] = []
     for item in items:
-        chunk.append((item.index, item.parse()))
+        chunk.append(Submission(item.parse(), item.index, findings[item.index]))
         if len(chunk) == CHUNK_ITEMS:
-            queued += await _store_chunk(session, batch_id, chunk, findings, settings)
+            queued += (await store_chunk(session, batch_id, chunk, settings)).queued
             chunk = []
     if chunk:
-        queued += await _store_chunk(session, batch_id, chunk, findings, settings)
+        queued += (await store_chunk(session, batch_id, chunk, settings)).queued
     return queued
-
-
-async def _store_chunk(
-    session: AsyncSession,
-    batch_id: str,
-    chunk: Sequence[tuple[int, ScreeningRequest]],
-    findings: Findings,
-    settings: Settings,
-) -> int:
-    """One round of bulk inserts; returns how many jobs it queued."""
-    pair_ids = await pairs.get_or_create_many(session, [_pair(r) for _, r in chunk])
-    new: list[NewScreening] = []
-    records: list[ReviewRecord] = []
-    queued: list[str] = []
-    for (index, request), pair_id in zip(chunk, pair_ids, strict=True):
-        panel = request_panel(request, settings)
-        screening = NewScreening(
-            id=new_screening_id(),
-            pair_id=pair_id,
-            external_id=request.external_id,
-            batch_id=batch_id,
-            batch_index=index,
-            confirmations=_confirmations(request, settings),
-            label=request.label,
-            tags=request.tags,
-            judges=None if panel is None else panel.judges,
-            panel_rule=None if panel is None else panel.rule.value,
-        )
-        if request.replies is None:
-            queued.append(screening.id)
-        else:
-            found = findings[index] or ()
-            ruling, decided = decide_supplied(screening.id, request.replies, found, panel)
-            records.extend(decided)
-            screening = _decided(screening, ruling)
-        new.append(screening)
-    await screenings.add_many(session, new)
-    await reviews.add_many(session, records)
-    # Decided items' review queue items, in the same transaction (issue 5).
-    await queue_many(
-        session, new, audit_rate=settings.audit_rate, double_rate=settings.review_double_rate
-    )
-    await jobs.enqueue_many(session, queued)
-    return len(queued)
-
-
-def _decided(screening: NewScreening, ruling: ScreeningRuling) -> NewScreening:
-    return dataclasses.replace(
-        screening,
-        confirmations=0,
-        outcome=ruling.ruling.outcome.value,
-        reasons=list(ruling.ruling.reasons),
-        evidence=ruling.evidence_json(),
-        policy_version=ruling.ruling.policy_version,
-        evidence_version=ruling.evidence_version,
-    )
-
-
-def _pair(request: ScreeningRequest) -> Pair:
-    return Pair(request.informal, request.formal, request.header)
-
-
-def _confirmations(request: ScreeningRequest, settings: Settings) -> int:
-    chosen = request.options.confirmations
-    return settings.confirmations if chosen is None else chosen

@@ -1,19 +1,17 @@
-"""Accepting one screening: validate, dedupe and store the pair, then queue or decide it."""
+"""Accepting one screening: the checks every request passes (a batch's items too), then
+storing it as a chunk of one (store.py)."""
 
 from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.errors import AppError, PayloadTooLarge, ProviderNotConfigured
-from app.evidence import run_checks
-from app.intake.requests import ScreeningRequest, SuppliedReplies
-from app.intake.supplied import check_judges, check_reply_sizes, decide_supplied, request_panel
+from app.intake.requests import ScreeningRequest
+from app.intake.store import Submission, store_chunk
+from app.intake.supplied import check_judges, check_reply_sizes
 from app.models.screening import Screening
-from app.policy import Panel
-from app.repositories import jobs, pairs, reviews, screenings
-from app.review_queue.enqueue import queue_for_review
+from app.repositories import screenings
 from app.settings import Settings
-from app.vocabulary import Pair
 
 
 def check_request(request: ScreeningRequest, settings: Settings) -> None:
@@ -44,72 +42,12 @@ def _check_sizes(request: ScreeningRequest, settings: Settings) -> None:
         check_reply_sizes(request.replies, settings.max_reply_bytes)
 
 
-async def submit(
-    session: AsyncSession,
-    request: ScreeningRequest,
-    settings: Settings,
-    *,
-    batch_id: str | None = None,
-) -> Screening:
-    """Store the screening; supplied replies are decided at once, others are queued."""
+async def submit(session: AsyncSession, request: ScreeningRequest, settings: Settings) -> Screening:
+    """Store the screening, as a chunk of one on the path a batch takes: supplied replies are
+    decided at once, others are queued. Returns the stored row."""
     check_request(request, settings)
-    pair = Pair(request.informal, request.formal, request.header)
-    pair_row = await pairs.get_or_create(session, pair)
-    supplied = request.replies is not None
-    confirmations = 0 if supplied else _confirmations(request, settings)
-    panel = request_panel(request, settings)
-    screening = await screenings.add(
-        session,
-        pair_id=pair_row.id,
-        external_id=request.external_id,
-        batch_id=batch_id,
-        confirmations=confirmations,
-        label=request.label,
-        tags=request.tags,
-        judges=None if panel is None else panel.judges,
-        panel_rule=None if panel is None else panel.rule.value,
-    )
-    if request.replies is None:
-        await jobs.enqueue(session, screening.id)
-    else:
-        replies = request.replies
-        await _decide_supplied(session, screening.id, pair, replies, panel, settings)
+    stored = await store_chunk(session, None, [Submission(request)], settings)
+    screening = await screenings.get(session, stored.screening_ids[0])
+    if screening is None:
+        raise RuntimeError("a screening is missing in the transaction that stored it")
     return screening
-
-
-def _confirmations(request: ScreeningRequest, settings: Settings) -> int:
-    chosen = request.options.confirmations
-    return settings.confirmations if chosen is None else chosen
-
-
-async def _decide_supplied(
-    session: AsyncSession,
-    screening_id: str,
-    pair: Pair,
-    replies: SuppliedReplies,
-    panel: Panel | None,
-    settings: Settings,
-) -> None:
-    findings = tuple(run_checks(pair))
-    decided, records = decide_supplied(screening_id, replies, findings, panel)
-    for record in records:
-        await reviews.add(session, record)
-    await screenings.record_outcome(
-        session,
-        screening_id,
-        outcome=decided.ruling.outcome.value,
-        reasons=list(decided.ruling.reasons),
-        evidence=decided.evidence_json(),
-        policy_version=decided.ruling.policy_version,
-        evidence_version=decided.evidence_version,
-    )
-    # The review queue item, in the outcome's transaction (issue 5).
-    outcome, reasons = decided.ruling.outcome.value, decided.ruling.reasons
-    await queue_for_review(
-        session,
-        screening_id,
-        outcome,
-        reasons,
-        audit_rate=settings.audit_rate,
-        double_rate=settings.review_double_rate,
-    )

@@ -79,6 +79,8 @@ async def add_many(session: AsyncSession, new: Sequence[NewQueueItem]) -> int:
     Race-safe: of two transactions opening an item for one pair at once, the unique
     `open_pair_id` lets one insert and makes the other wait for it, then join it. A joined
     item is locked (as `lock` does) so that nobody resolves it before the join commits."""
+    if not new:  # a chunk of queued screenings only: no query at all
+        return 0
     pending = list({item.screening_id: item for item in new}.values())
     placed = 0
     for _ in range(ENQUEUE_ROUNDS):
