@@ -165,8 +165,9 @@ class ScreeningPipeline:
         await self._recorder.store(record)
 
     async def _finish(self, claim: Claim, screening: ScreeningRuling) -> None:
-        """Job completion, outcome and review queue item (issue 5) in
-        one transaction, only while this worker holds the job; JobLost otherwise."""
+        """Job completion, outcome and review queue item in one transaction (an outcome
+        that needs a person never lands without its item), only while this worker holds
+        the job; JobLost otherwise."""
         finish = Finish(
             claim.job_id,
             claim.owner,

@@ -54,8 +54,9 @@ class FailurePolicy:
                 evidence_version=EVIDENCE_VERSION,
                 error=f"gave up after {attempts} attempts: {message}",
             ):
-                # A person must look (issue 5); needs_review is always queued, whatever
-                # the audit rate, so the rate given here does not matter.
+                # A person must look, since no model screened the pair; needs_review is
+                # always queued, whatever the audit rate, so the rate given here does not
+                # matter.
                 await queue_for_review(
                     session,
                     claim.screening_id,
