@@ -5,22 +5,40 @@ Deliberately framework-free so that services never import FastAPI.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 
 class AppError(Exception):
     """An error a client can act on: an HTTP status, a stable code and a message, and
     `extra` fields a client can read without parsing the message (a size `limit`, the
-    `allowed` values), JSON values."""
+    `allowed` values), JSON values.
+
+    `details` says what was wrong where (a refused batch's items, each a JSON object), sent
+    as the error's "details" when there are any; `headers` go with the response (a 401's
+    challenge). `field` names the request field the error is about, for a caller that lists
+    errors by field (a batch's items): it is not sent, the message names the field for people.
+    """
 
     def __init__(
-        self, status_code: int, code: str, message: str, extra: Mapping[str, object] | None = None
+        self,
+        status_code: int,
+        code: str,
+        message: str,
+        extra: Mapping[str, object] | None = None,
+        *,
+        details: Sequence[Mapping[str, Any]] = (),
+        headers: Mapping[str, str] | None = None,
+        field: str | None = None,
     ) -> None:
         super().__init__(message)
         self.status_code = status_code
         self.code = code
         self.message = message
         self.extra = dict(extra or {})
+        self.details = [dict(detail) for detail in details]
+        self.headers = dict(headers or {})
+        self.field = field
 
 
 class NotFound(AppError):
@@ -37,8 +55,8 @@ class PayloadTooLarge(AppError):
             "payload_too_large",
             f"field '{field}' is larger than the limit of {limit} bytes ({setting})",
             extra={"limit": limit},
+            field=field,
         )
-        self.field = field
 
 
 class ProviderNotConfigured(AppError):
@@ -49,4 +67,5 @@ class ProviderNotConfigured(AppError):
             "no LLM provider is configured for this request: set "
             + ", ".join(missing)
             + ", or send the replies yourself in the 'replies' field",
+            field="replies",
         )

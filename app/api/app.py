@@ -24,7 +24,6 @@ from app.api.routes import (
     review_stats,
     screenings,
 )
-from app.auth.dependencies import install_auth_error_handler
 from app.mcp.http import install_mcp
 from app.runtime import Runtime
 from app.settings import Settings, get_settings
@@ -52,7 +51,6 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
         lifespan=lifespan,
     )
     install_error_handlers(app)
-    install_auth_error_handler(app)
     app.include_router(health.router)
     app.include_router(screenings.router)
     app.include_router(batches.router)

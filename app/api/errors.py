@@ -68,8 +68,20 @@ async def _on_validation(_: Request, error: RequestValidationError) -> JSONRespo
     return error_response(422, "validation_error", summary, details)
 
 
+def app_error_response(error: AppError) -> JSONResponse:
+    """The one rendering of an AppError: its details, its extra fields, its headers."""
+    return error_response(
+        error.status_code,
+        error.code,
+        error.message,
+        error.details,
+        headers=error.headers or None,
+        extra=error.extra,
+    )
+
+
 async def _on_app_error(_: Request, error: AppError) -> JSONResponse:
-    return error_response(error.status_code, error.code, error.message, extra=error.extra)
+    return app_error_response(error)
 
 
 async def _on_client_gone(_: Request, error: ClientDisconnect) -> JSONResponse:

@@ -14,12 +14,10 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Request
-from fastapi.responses import JSONResponse
+from fastapi import Depends
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.deps import RuntimeDep
-from app.api.errors import error_response
 from app.auth import service
 from app.auth.errors import Unauthorized, require_role
 from app.auth.principal import ANONYMOUS, AccessRole, Principal
@@ -29,7 +27,6 @@ _bearer = HTTPBearer(
     description="An API key: `Authorization: Bearer fs_...` (`faithscreen keys create`).",
 )
 CredentialsDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
-CHALLENGE = {"WWW-Authenticate": 'Bearer realm="faithscreen"'}
 
 
 async def authenticate(runtime: RuntimeDep, credentials: CredentialsDep) -> Principal:
@@ -71,12 +68,3 @@ submitter_access = Depends(require_submitter)
 reviewer_access = Depends(require_reviewer)
 admin_access = Depends(require_admin)
 metrics_access = Depends(require_metrics)  # a metrics key, or an admin's
-
-
-async def _on_unauthorized(_: Request, error: Unauthorized) -> JSONResponse:
-    return error_response(error.status_code, error.code, error.message, headers=CHALLENGE)
-
-
-def install_auth_error_handler(app: FastAPI) -> None:
-    """401s carry the challenge header (the shared AppError handler sends no headers)."""
-    app.add_exception_handler(Unauthorized, _on_unauthorized)  # type: ignore[arg-type]

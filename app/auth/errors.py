@@ -5,12 +5,15 @@ from __future__ import annotations
 from app.auth.principal import AccessRole, Principal
 from app.errors import AppError
 
+# What a 401 answers with: the scheme and realm a client should authenticate with.
+CHALLENGE = {"WWW-Authenticate": 'Bearer realm="faithscreen"'}
+
 
 class Unauthorized(AppError):
     """No valid key: missing, malformed, unknown or revoked (401, with WWW-Authenticate)."""
 
     def __init__(self, message: str) -> None:
-        super().__init__(401, "unauthorized", message)
+        super().__init__(401, "unauthorized", message, headers=CHALLENGE)
 
 
 class Forbidden(AppError):

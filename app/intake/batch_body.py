@@ -21,7 +21,8 @@ JSON_MEDIA_TYPES = frozenset({"application/json", ""})
 
 
 class BatchRejected(AppError):
-    """A rejected batch, with what was wrong where (`details`) and `extra` fields."""
+    """A rejected batch, with what was wrong where (`details`) and `extra` fields: rendered
+    by the one AppError handler, as every error is."""
 
     def __init__(
         self,
@@ -31,8 +32,7 @@ class BatchRejected(AppError):
         details: list[dict[str, Any]] | None = None,
         **extra: int,
     ) -> None:
-        super().__init__(status_code, code, message, extra)
-        self.details = details or []
+        super().__init__(status_code, code, message, extra, details=details or ())
 
 
 @dataclass(slots=True)

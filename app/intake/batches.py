@@ -25,14 +25,13 @@ from typing import Any
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.errors import AppError, PayloadTooLarge
+from app.errors import AppError
 from app.evidence import run_checks
 from app.evidence.finding import Finding
 from app.intake.batch_body import BatchBody, BatchRejected, Items, RawItem, error_detail, read_items
 from app.intake.requests import ScreeningRequest
 from app.intake.screenings import check_request
 from app.intake.store import Submission, pair_of, store_chunk
-from app.intake.supplied import JudgesRefused
 from app.models.batch import Batch, new_batch_id
 from app.repositories import batches
 from app.settings import Settings
@@ -136,17 +135,12 @@ def _checked(item: RawItem, settings: Settings, errors: ItemErrors) -> Screening
     try:
         check_request(request, settings)
     except AppError as error:
-        found = {"field": _field_of(error), "code": error.code}
-        errors.add(item, [found | {"message": error.message}])
+        # Each refusal of `check_request` names its field: a statement, `replies`,
+        # `replies.judges.<name>`, `options.confirmations`...
+        found = {"field": error.field, "code": error.code, "message": error.message}
+        errors.add(item, [found])
         return None
     return request
-
-
-def _field_of(error: AppError) -> str:
-    """The field a `check_request` refusal is about (its message names it for people)."""
-    if isinstance(error, PayloadTooLarge | JudgesRefused):
-        return error.field  # a statement, `replies.translator`, `replies.judges.<name>`...
-    return {"confirmations_need_provider": "options.confirmations"}.get(error.code, "replies")
 
 
 # ---- Pass 2: store --------------------------------------------------------------------------

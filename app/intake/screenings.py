@@ -28,6 +28,7 @@ def check_request(request: ScreeningRequest, settings: Settings) -> None:
             "confirmations_need_provider",
             "options.confirmations must be 0 when 'replies' are supplied: "
             "a confirmation re-asks a provider, and none is called for supplied replies",
+            field="options.confirmations",
         )
 
 

@@ -20,9 +20,9 @@ from sqlalchemy.exc import OperationalError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from app.api.errors import error_response
-from app.auth.dependencies import CHALLENGE, authenticate
-from app.auth.errors import Unauthorized, require_role
+from app.api.errors import app_error_response, error_response
+from app.auth.dependencies import authenticate
+from app.auth.errors import require_role
 from app.auth.principal import AccessRole
 from app.errors import AppError
 from app.mcp.connect import in_process
@@ -43,10 +43,8 @@ class KeyGuard:
         try:
             principal = await authenticate(request.app.state.runtime, await _bearer(request))
             require_role(principal, AccessRole.SUBMITTER)
-        except Unauthorized as error:
-            refusal = error_response(401, error.code, error.message, headers=CHALLENGE)
-        except AppError as error:
-            refusal = error_response(error.status_code, error.code, error.message)
+        except AppError as error:  # a 401 with its challenge, a 403
+            refusal = app_error_response(error)
         except OperationalError:
             refusal = error_response(503, "database_unavailable", "the database is not answering")
         else:

@@ -6,7 +6,7 @@ from collections.abc import AsyncIterator
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
-from fastapi.responses import JSONResponse, StreamingResponse
+from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.batch_schemas import (
@@ -20,12 +20,11 @@ from app.api.batch_schemas import (
 )
 from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
-from app.api.errors import ErrorResponse
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.dependencies import SubmitterDep, submitter_access
 from app.errors import NotFound
 from app.intake import batches as intake
-from app.intake.batches import BatchBody, BatchRejected
+from app.intake.batches import BatchBody
 from app.intake.requests import StorableText
 from app.models.batch import Batch
 from app.repositories import batches, blind_items
@@ -79,20 +78,15 @@ async def submit_batch(
     idempotency_key: Annotated[
         str | None, Header(min_length=1, max_length=255, description=IDEMPOTENCY_DOC)
     ] = None,
-) -> BatchAccepted | JSONResponse:
+) -> BatchAccepted:
     """Queue every item of the batch (items with `replies` are decided at once), all or
     nothing: every item is checked before any is stored."""
-    try:
-        data = await _read_body(request, runtime.settings.max_batch_bytes)
-        body = BatchBody.of(data, request.headers.get("content-type"))
-        accepted = await intake.submit_batch(
-            session, body, runtime.settings, name=name, idempotency_key=idempotency_key
-        )
-    except BatchRejected as rejected:
-        # Answered, not raised (the shared handler would drop `details`): roll back here so
-        # a refused batch can never leave a row behind.
-        await session.rollback()
-        return _rejection(rejected)
+    # A refused batch raises: the session dependency rolls back, so it leaves no row behind.
+    data = await _read_body(request, runtime.settings.max_batch_bytes)
+    body = BatchBody.of(data, request.headers.get("content-type"))
+    accepted = await intake.submit_batch(
+        session, body, runtime.settings, name=name, idempotency_key=idempotency_key
+    )
     if accepted.queued > 0:
         after_commit.wake_worker()
     if not accepted.created:
@@ -119,13 +113,6 @@ def _batch_cap(limit: int) -> BodyCap:
         f"a batch body holds at most {limit} bytes (FAITHSCREEN_MAX_BATCH_BYTES): "
         "split it into several batches",
     )
-
-
-def _rejection(rejected: BatchRejected) -> JSONResponse:
-    body: dict[str, Any] = {"code": rejected.code, "message": rejected.message}
-    if rejected.details:
-        body["details"] = rejected.details
-    return ErrorResponse({"error": body | rejected.extra}, status_code=rejected.status_code)
 
 
 @router.get("/{batch_id}", response_model=BatchOut, responses=error_responses(404))
