@@ -25,15 +25,15 @@ from typing import Any
 from fastapi import FastAPI, routing
 from fastapi.dependencies.models import Dependant
 
-from app.api.deps import get_session
-from app.api.schemas import ErrorBody
-from app.auth.dependencies import (
+from app.api.auth import (
     authenticate,
     require_admin,
     require_metrics,
     require_reviewer,
     require_submitter,
 )
+from app.api.deps import get_session
+from app.api.schemas import ErrorBody
 
 SCHEME = "HTTPBearer"
 ERROR_REF = {"$ref": f"#/components/schemas/{ErrorBody.__name__}"}

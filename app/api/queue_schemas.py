@@ -1,4 +1,4 @@
-"""Bodies of the review queue, decisions and keys endpoints."""
+"""Bodies of the review queue and decisions endpoints."""
 
 from __future__ import annotations
 
@@ -12,9 +12,7 @@ from pydantic.json_schema import SkipJsonSchema
 
 from app.api.schemas import ScreeningOut
 from app.auth.principal import AccessRole, Principal
-from app.auth.service import CreatedKey
 from app.intake.requests import StorableText
-from app.models.api_key import ApiKey
 from app.models.decision import DEFECTS, Decision
 from app.models.screening import Screening
 from app.review_queue.service import ItemDetail, QueueEntry, QueuePage
@@ -244,43 +242,3 @@ class ReopenRequest(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     note: Note = ""
-
-
-# ---- Keys -----------------------------------------------------------------------------------
-
-
-class KeyOut(BaseModel):
-    """A key as lists show it: never the key itself."""
-
-    name: str
-    role: AccessRole
-    prefix: str = Field(description="The key's first characters, to tell keys apart.")
-    created_at: datetime
-    revoked_at: datetime | None
-    last_used_at: datetime | None = Field(description="Updated at most once a minute.")
-
-    @classmethod
-    def of(cls, record: ApiKey) -> KeyOut:
-        return cls(
-            name=record.name,
-            role=AccessRole(record.role),
-            prefix=record.key_prefix,
-            created_at=record.created_at,
-            revoked_at=record.revoked_at,
-            last_used_at=record.last_used_at,
-        )
-
-
-class KeyRequest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    name: str = Field(max_length=100)
-    role: AccessRole
-
-
-class KeyCreated(KeyOut):
-    key: str = Field(description="The key: shown this once, stored only as a hash.")
-
-    @classmethod
-    def of_created(cls, created: CreatedKey) -> KeyCreated:
-        return cls(**KeyOut.of(created.record).model_dump(), key=created.key)

@@ -20,8 +20,8 @@ from sqlalchemy.exc import OperationalError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from app.api.auth import authenticate
 from app.api.errors import app_error_response, error_response
-from app.auth.dependencies import authenticate
 from app.auth.errors import require_role
 from app.auth.principal import AccessRole
 from app.errors import AppError

@@ -131,4 +131,6 @@ async def acting_reviewer(runtime: RuntimeDep, browser: BrowserDep) -> Reviewer:
     return Reviewer(principal, signed_in=True)
 
 
-ReviewerDep = Annotated[Reviewer, Depends(acting_reviewer)]
+# The review pages' reviewer, signed in by a browser session (the API's, by a bearer key,
+# is app.api.auth.ReviewerKeyDep).
+PageReviewerDep = Annotated[Reviewer, Depends(acting_reviewer)]

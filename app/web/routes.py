@@ -45,7 +45,7 @@ from app.vocabulary import QueueStatus
 from app.web.access import (
     NOT_A_KEY,
     BrowserDep,
-    ReviewerDep,
+    PageReviewerDep,
     end_session,
     start_session,
 )
@@ -186,7 +186,7 @@ async def sign_out(request: Request, runtime: RuntimeDep, browser: BrowserDep) -
 async def queue_page(
     request: Request,
     session: SessionDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
     runtime: RuntimeDep,
 ) -> Response:
@@ -219,7 +219,7 @@ async def item_page(
     item: ItemNumber,
     request: Request,
     session: SessionDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
     runtime: RuntimeDep,
 ) -> Response:
@@ -242,9 +242,9 @@ async def item_page(
 
 @router.get("/stats")
 async def stats_page(
-    request: Request, session: SessionDep, reviewer: ReviewerDep, browser: BrowserDep
+    request: Request, session: SessionDep, reviewer: PageReviewerDep, browser: BrowserDep
 ) -> Response:
-    """Per person, what GET /v1/review/stats serves (ReviewerDep has checked the role), by
+    """Per person, what GET /v1/review/stats serves (PageReviewerDep has checked the role), by
     its rule: a double review awaiting its second decision counts for nobody but admins."""
     days = days_from(request.query_params)
     admin = reviewer.principal.allows(AccessRole.ADMIN)
@@ -256,7 +256,9 @@ async def stats_page(
     return render(request, browser, "review_stats.html", context)
 
 
-async def next_open_item(session: SessionDep, reviewer: ReviewerDep, current: int) -> int | None:
+async def next_open_item(
+    session: SessionDep, reviewer: PageReviewerDep, current: int
+) -> int | None:
     """The oldest open item other than this one."""
     filters = QueueFilters(status=QueueStatus.OPEN)
     page = await service.list_items(session, reviewer.principal, filters, limit=2)
@@ -272,7 +274,7 @@ async def claim_item(
     request: Request,
     session: SessionDep,
     runtime: RuntimeDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
 ) -> Response:
     await guarded_form(request, browser)
@@ -287,7 +289,7 @@ async def release_item(
     item: ItemNumber,
     request: Request,
     session: SessionDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
 ) -> Response:
     await guarded_form(request, browser)
@@ -302,7 +304,7 @@ async def decide_item(
     request: Request,
     session: SessionDep,
     runtime: RuntimeDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
 ) -> Response:
     form = await guarded_form(request, browser)
@@ -328,7 +330,7 @@ async def undo_decision(
     request: Request,
     session: SessionDep,
     runtime: RuntimeDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
 ) -> Response:
     await guarded_form(request, browser)
@@ -343,7 +345,7 @@ async def adjudicate_item(
     item: ItemNumber,
     request: Request,
     session: SessionDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
 ) -> Response:
     form = await guarded_form(request, browser)
@@ -360,7 +362,7 @@ async def reopen_item(
     item: ItemNumber,
     request: Request,
     session: SessionDep,
-    reviewer: ReviewerDep,
+    reviewer: PageReviewerDep,
     browser: BrowserDep,
 ) -> Response:
     form = await guarded_form(request, browser)

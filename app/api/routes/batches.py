@@ -9,6 +9,7 @@ from fastapi import APIRouter, Header, Query, Request, Response
 from fastapi.responses import StreamingResponse
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.api.auth import SubmitterKeyDep, submitter_access
 from app.api.batch_schemas import (
     BatchAccepted,
     BatchOut,
@@ -21,7 +22,6 @@ from app.api.batch_schemas import (
 from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import SubmitterDep, submitter_access
 from app.errors import NotFound
 from app.intake import batches as intake
 from app.intake.batches import BatchBody
@@ -117,7 +117,7 @@ def _batch_cap(limit: int) -> BodyCap:
 
 @router.get("/{batch_id}", response_model=BatchOut, responses=error_responses(404))
 async def get_batch(
-    batch_id: str, session: SessionDep, principal: SubmitterDep, runtime: RuntimeDep
+    batch_id: str, session: SessionDep, principal: SubmitterKeyDep, runtime: RuntimeDep
 ) -> BatchOut:
     """Progress, counted from the items: done, outcomes, parse statuses, dead jobs. For a
     reviewer-role key (no admin), the items that answer for a blind queue item are counted
@@ -134,7 +134,7 @@ async def get_batch(
     responses=results_doc() | error_responses(404),
 )
 async def batch_results(
-    batch_id: str, runtime: RuntimeDep, principal: SubmitterDep
+    batch_id: str, runtime: RuntimeDep, principal: SubmitterKeyDep
 ) -> StreamingResponse:
     """Every item, one JSON line each, in submission order, read from the database page
     by page as the response is sent. For a reviewer-role key (no admin), an item that

@@ -8,10 +8,10 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.api.auth import ReviewerKeyDep, reviewer_access
 from app.api.calibration_schemas import CalibrationOut, ComparisonOut
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import ReviewerDep, reviewer_access
 from app.auth.principal import Principal
 from app.calibration.service import batch_calibration, compare_batches
 from app.errors import AppError
@@ -32,7 +32,7 @@ BatchId = Annotated[str, Query(min_length=1, max_length=36)]
     responses=error_responses(404),
 )
 async def calibration(
-    session: SessionDep, batch_id: str, principal: ReviewerDep, runtime: RuntimeDep
+    session: SessionDep, batch_id: str, principal: ReviewerKeyDep, runtime: RuntimeDep
 ) -> CalibrationOut:
     """The confusion matrix of label × outcome, every error rate with its denominator and
     95% interval, slices by tag and by kind of statement, the configurations seen, cost.
@@ -48,7 +48,7 @@ async def calibration(
     responses=error_responses(404, 409, 422),
 )
 async def compare(
-    session: SessionDep, a: BatchId, b: BatchId, principal: ReviewerDep, runtime: RuntimeDep
+    session: SessionDep, a: BatchId, b: BatchId, principal: ReviewerKeyDep, runtime: RuntimeDep
 ) -> ComparisonOut:
     """False-pass and false-alarm of batch `a` against batch `b` on the labelled pairs both
     screened, with the pairs each gets wrong alone and the exact McNemar p-value. 403

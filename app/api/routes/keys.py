@@ -6,12 +6,12 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from app.api.auth import admin_access
 from app.api.deps import SessionDep
-from app.api.queue_schemas import KeyCreated, KeyOut, KeyRequest
+from app.api.key_schemas import KeyCreated, KeyOut, KeyRequest
 from app.api.request_body import JsonBody
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth import service
-from app.auth.dependencies import admin_access
 
 router = APIRouter(
     prefix="/v1/keys", tags=["keys"], dependencies=[admin_access], responses=GUARDED_RESPONSES

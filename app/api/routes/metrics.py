@@ -8,9 +8,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 from fastapi.responses import PlainTextResponse
 
+from app.api.auth import metrics_access
 from app.api.deps import SessionDep
 from app.api.schemas import GUARDED_RESPONSES
-from app.auth.dependencies import metrics_access
 from app.observability.exposition import CONTENT_TYPE, render
 from app.observability.families import families
 from app.repositories import metrics

@@ -9,6 +9,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import StreamingResponse
 
+from app.api.auth import AdminKeyDep, ReviewerKeyDep, reviewer_access
 from app.api.decision_schemas import ConflictPageOut, DecidedOut
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.queue_schemas import (
@@ -22,7 +23,6 @@ from app.api.queue_schemas import (
 )
 from app.api.request_body import JsonBody
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import AdminDep, ReviewerDep, reviewer_access
 from app.auth.principal import AccessRole, Principal
 from app.intake.requests import StorableText
 from app.repositories.keyset import MAX_INTEGER_ID
@@ -63,7 +63,7 @@ EXPORT_DOC: dict[int | str, dict[str, Any]] = {
 @router.get("/v1/queue", response_model=QueuePageOut, responses=error_responses(422))
 async def list_queue(
     session: SessionDep,
-    principal: ReviewerDep,
+    principal: ReviewerKeyDep,
     runtime: RuntimeDep,
     status: QueueStatus | None = None,
     reason: Annotated[StorableText | None, Query(max_length=200, description=REASON_DOC)] = None,
@@ -92,7 +92,7 @@ async def list_queue(
 
 @router.get("/v1/queue/{item_id}", response_model=QueueItemOut, responses=error_responses(404))
 async def get_queue_item(
-    item_id: ItemId, session: SessionDep, principal: ReviewerDep, runtime: RuntimeDep
+    item_id: ItemId, session: SessionDep, principal: ReviewerKeyDep, runtime: RuntimeDep
 ) -> QueueItemOut:
     """The item with everything a reviewer needs, and its decision trail. On a blind item,
     until it is resolved: the pair (and header) only, `blind: true`, none of the outcome,
@@ -113,7 +113,7 @@ def _viewer(principal: Principal, runtime: Runtime) -> Viewer:
     responses=error_responses(404, 409),
 )
 async def claim_queue_item(
-    item_id: ItemId, session: SessionDep, principal: ReviewerDep, runtime: RuntimeDep
+    item_id: ItemId, session: SessionDep, principal: ReviewerKeyDep, runtime: RuntimeDep
 ) -> QueueItemSummary:
     """Hold the item for FAITHSCREEN_REVIEW_CLAIM_SECONDS (claiming again extends it);
     409 while another reviewer holds a live claim, or once it is resolved."""
@@ -128,7 +128,7 @@ async def claim_queue_item(
     responses=error_responses(403, 404, 409),
 )
 async def release_queue_item(
-    item_id: ItemId, session: SessionDep, principal: ReviewerDep, runtime: RuntimeDep
+    item_id: ItemId, session: SessionDep, principal: ReviewerKeyDep, runtime: RuntimeDep
 ) -> QueueItemSummary:
     """Give the claim back: its holder, or an admin (403 for another reviewer)."""
     entry = await service.release(session, principal, item_id)
@@ -144,7 +144,7 @@ async def release_queue_item(
 )
 async def decide_queue_item(
     item_id: ItemId,
-    principal: ReviewerDep,
+    principal: ReviewerKeyDep,
     body: Annotated[DecisionRequest, Depends(DECISION_BODY)],
     session: SessionDep,
     runtime: RuntimeDep,
@@ -178,7 +178,7 @@ async def decide_queue_item(
     responses=error_responses(404, 409),
 )
 async def undo_queue_decision(
-    item_id: ItemId, principal: ReviewerDep, session: SessionDep, runtime: RuntimeDep
+    item_id: ItemId, principal: ReviewerKeyDep, session: SessionDep, runtime: RuntimeDep
 ) -> DecidedOut:
     """Withdraw your decision, the latest row of the item's trail, within
     FAITHSCREEN_REVIEW_UNDO_SECONDS of making it: the trail gains a `withdrawal` row
@@ -199,7 +199,7 @@ async def undo_queue_decision(
 )
 async def adjudicate_queue_item(
     item_id: ItemId,
-    principal: AdminDep,
+    principal: AdminKeyDep,
     body: Annotated[AdjudicationRequest, Depends(ADJUDICATION_BODY)],
     session: SessionDep,
 ) -> DecidedOut:
@@ -220,7 +220,7 @@ async def adjudicate_queue_item(
 )
 async def reopen_queue_item(
     item_id: ItemId,
-    principal: AdminDep,
+    principal: AdminKeyDep,
     body: Annotated[ReopenRequest | None, Depends(REOPEN_BODY)],
     session: SessionDep,
 ) -> DecidedOut:
@@ -235,7 +235,7 @@ async def reopen_queue_item(
 )
 async def decision_conflicts(
     session: SessionDep,
-    principal: ReviewerDep,
+    principal: ReviewerKeyDep,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> ConflictPageOut:
@@ -249,7 +249,7 @@ async def decision_conflicts(
 @router.get("/v1/decisions/export", response_class=StreamingResponse, responses=EXPORT_DOC)
 async def export_decisions(
     runtime: RuntimeDep,
-    principal: ReviewerDep,
+    principal: ReviewerKeyDep,
     after: Annotated[
         int, Query(ge=0, le=MAX_INTEGER_ID, description="Only decisions with a higher id.")
     ] = 0,

@@ -6,10 +6,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from app.api.auth import ReviewerKeyDep, reviewer_access
 from app.api.deps import RuntimeDep, SessionDep
 from app.api.report_schemas import SummaryOut
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import ReviewerDep, reviewer_access
 from app.intake.requests import StorableText, UtcTime
 from app.reports.service import summary_report
 from app.repositories.reports import ReportFilters
@@ -29,7 +29,7 @@ Text = Annotated[StorableText | None, Query(max_length=200)]
 @router.get("/summary", response_model=SummaryOut, responses=error_responses(422))
 async def summary(
     session: SessionDep,
-    principal: ReviewerDep,
+    principal: ReviewerKeyDep,
     runtime: RuntimeDep,
     batch_id: Annotated[StorableText | None, Query(max_length=36)] = None,
     since: Annotated[UtcTime | None, Query(description="Created at or after (UTC).")] = None,

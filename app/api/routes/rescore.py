@@ -6,11 +6,11 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends
 
+from app.api.auth import AdminKeyDep
 from app.api.deps import RuntimeDep
 from app.api.request_body import JsonBody
 from app.api.rescore_schemas import RescoreOut, RescoreRequest
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import AdminDep
 from app.rescore.diff import MAX_LISTED_IDS
 from app.rescore.service import rescore
 
@@ -26,7 +26,7 @@ BODY = JsonBody(RescoreRequest)
 )
 async def rescore_screenings(
     # The key first: dependencies are solved in this order, and the body is read last.
-    principal: AdminDep,
+    principal: AdminKeyDep,
     body: Annotated[RescoreRequest, Depends(BODY)],
     runtime: RuntimeDep,
 ) -> RescoreOut:

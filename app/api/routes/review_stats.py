@@ -7,10 +7,10 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
+from app.api.auth import ReviewerKeyDep, reviewer_access
 from app.api.deps import SessionDep
 from app.api.report_schemas import PersonStatsOut, ReviewStatsOut
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.dependencies import ReviewerDep, reviewer_access
 from app.auth.principal import AccessRole
 from app.intake.requests import UtcTime
 from app.reports.review_stats import person_stats
@@ -27,7 +27,7 @@ router = APIRouter(
 @router.get("/stats", response_model=ReviewStatsOut, responses=error_responses(422))
 async def review_stats(
     session: SessionDep,
-    principal: ReviewerDep,
+    principal: ReviewerKeyDep,
     since: Annotated[UtcTime | None, Query(description="Decided at or after (UTC).")] = None,
     until: Annotated[UtcTime | None, Query(description="Decided before (UTC).")] = None,
 ) -> ReviewStatsOut:

@@ -6,6 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Query
 
+from app.api.auth import SubmitterKeyDep, submitter_access
 from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
 from app.api.request_body import JsonBody
 from app.api.schemas import (
@@ -16,7 +17,6 @@ from app.api.schemas import (
     ScreeningSummary,
     error_responses,
 )
-from app.auth.dependencies import SubmitterDep, submitter_access
 from app.errors import AppError, NotFound
 from app.intake import screenings as intake
 from app.intake.requests import ScreeningRequest, StorableText
@@ -73,7 +73,7 @@ BLIND_RULE = (
     "read it whole.",
 )
 async def get_screening(
-    screening_id: str, session: SessionDep, principal: SubmitterDep, runtime: RuntimeDep
+    screening_id: str, session: SessionDep, principal: SubmitterKeyDep, runtime: RuntimeDep
 ) -> ScreeningOut:
     # No stored id holds a NUL, and PostgreSQL would refuse to even compare with one.
     screening = None if "\x00" in screening_id else await screenings.get(session, screening_id)
@@ -102,7 +102,7 @@ async def get_screening(
 )
 async def list_screenings(
     session: SessionDep,
-    principal: SubmitterDep,
+    principal: SubmitterKeyDep,
     runtime: RuntimeDep,
     external_id: StorableText | None = None,
     outcome: Outcome | None = None,

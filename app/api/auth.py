@@ -1,7 +1,9 @@
-"""FastAPI dependencies: who is calling (`Authorization: Bearer <key>`) and may they.
+"""The API's key check as FastAPI dependencies: who is calling (`Authorization: Bearer
+<key>`) and may they. An HTTP adapter over app.auth, so it lives with the API.
 
-    SubmitterDep, ReviewerDep, AdminDep   a handler parameter: the Principal, role checked
-    submitter_access, ...                 for `APIRouter(dependencies=[...])`
+    SubmitterKeyDep, ReviewerKeyDep, AdminKeyDep   a handler parameter: the key's Principal,
+                                                   role checked
+    submitter_access, ...                          for `APIRouter(dependencies=[...])`
 
 No valid key (missing, malformed, unknown, revoked) -> 401 with `WWW-Authenticate: Bearer`;
 a valid key with too low a role -> 403; both in the shared error shape. The key is looked
@@ -60,9 +62,9 @@ require_reviewer = require(AccessRole.REVIEWER)
 require_admin = require(AccessRole.ADMIN)
 require_metrics = require(AccessRole.METRICS)
 
-SubmitterDep = Annotated[Principal, Depends(require_submitter)]
-ReviewerDep = Annotated[Principal, Depends(require_reviewer)]
-AdminDep = Annotated[Principal, Depends(require_admin)]
+SubmitterKeyDep = Annotated[Principal, Depends(require_submitter)]
+ReviewerKeyDep = Annotated[Principal, Depends(require_reviewer)]
+AdminKeyDep = Annotated[Principal, Depends(require_admin)]
 
 submitter_access = Depends(require_submitter)
 reviewer_access = Depends(require_reviewer)
