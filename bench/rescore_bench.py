@@ -59,13 +59,14 @@ import httpx2
 from scratch_db import fresh_database
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.api.app import create_app
+from app.application import create_app
 from app.contract.reading import Reading
 from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.repositories import rescores
+from app.repositories.rescore_rows import StoredCall
 from app.repositories.rescores import Scope, StoredScreening
-from app.rescore.replay import CURRENT_PARSER, Parser, StoredCall, replay
+from app.rescore.replay import CURRENT_PARSER, Parser, replay
 from app.rescore.service import rescore
 from app.settings import ProviderSettings, Settings
 from app.vocabulary import ParseStatus, Verdict

@@ -22,7 +22,8 @@ from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from app.api.deps import RuntimeDep
 from app.auth import service
 from app.auth.errors import Unauthorized, require_role
-from app.auth.principal import ANONYMOUS, AccessRole, Principal
+from app.auth.principal import ANONYMOUS, Principal
+from app.models.api_key import AccessRole
 
 _bearer = HTTPBearer(
     auto_error=False,

@@ -6,9 +6,8 @@ from datetime import datetime
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from app.auth.principal import AccessRole
 from app.auth.service import CreatedKey
-from app.models.api_key import ApiKey
+from app.models.api_key import AccessRole, ApiKey
 
 
 class KeyOut(BaseModel):

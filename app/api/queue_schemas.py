@@ -11,8 +11,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
 from app.api.schemas import ScreeningOut
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.intake.requests import StorableText
+from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS, Decision
 from app.models.screening import Screening
 from app.review_queue.service import ItemDetail, QueueEntry, QueuePage

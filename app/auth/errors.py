@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.errors import AppError
+from app.models.api_key import AccessRole
 
 # What a 401 answers with: the scheme and realm a client should authenticate with.
 CHALLENGE = {"WWW-Authenticate": 'Bearer realm="faithscreen"'}

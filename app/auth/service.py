@@ -10,9 +10,9 @@ from datetime import datetime
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.keys import generate_key, hash_key, key_prefix, well_formed
-from app.auth.principal import ANONYMOUS, AccessRole, Principal
+from app.auth.principal import ANONYMOUS, Principal
 from app.errors import AppError, NotFound
-from app.models.api_key import ApiKey
+from app.models.api_key import AccessRole, ApiKey
 from app.repositories import api_keys, web_sessions
 
 # Key names are recorded as the actor of decisions and shown in lists: short, no spaces.

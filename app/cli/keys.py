@@ -12,12 +12,11 @@ from typing import Annotated
 import typer
 
 from app.auth import service
-from app.auth.principal import AccessRole
 from app.auth.service import CreatedKey
 from app.cli.db import DatabaseUrlOption, in_session, run_in_session
 from app.cli.root import cli
 from app.errors import AppError
-from app.models.api_key import ApiKey
+from app.models.api_key import AccessRole, ApiKey
 from app.settings import Settings
 
 keys = typer.Typer(help="API keys: create, list, revoke.", no_args_is_help=True)

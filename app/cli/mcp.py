@@ -41,6 +41,7 @@ def mcp_command(
     """
     # Imported here: the MCP SDK and the app it serves take seconds to import, which every
     # other command (and every test starting one) would pay for nothing.
+    from app.application import create_app
     from app.mcp.stdio import serve_embedded, serve_remote
 
     if server is not None:
@@ -48,4 +49,4 @@ def mcp_command(
         return
     settings = get_settings()
     configure_logging(json=settings.log_format == "json")  # to stderr: stdout is MCP's
-    anyio.run(serve_embedded, settings)
+    anyio.run(serve_embedded, settings, create_app)

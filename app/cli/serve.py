@@ -43,7 +43,7 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     announce_first_admin_key(settings)  # a fresh database: someone must hold the first key
     # Imported here: the app (the MCP SDK above all) takes seconds to import, which every
     # other command would pay for nothing; serve pays it after binding its port.
-    from app.api.app import create_app
+    from app.application import create_app
 
     app = create_app(settings, with_worker=not no_worker)
     # uvicorn catches SIGTERM/SIGINT, shuts down gracefully, then raises the signal again

@@ -23,10 +23,10 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from app.api.auth import authenticate
 from app.api.errors import app_error_response, error_response
 from app.auth.errors import require_role
-from app.auth.principal import AccessRole
 from app.errors import AppError
 from app.mcp.connect import in_process
 from app.mcp.server import build_server
+from app.models.api_key import AccessRole
 
 PATH = "/mcp"
 _bearer = HTTPBearer(auto_error=False)

@@ -3,15 +3,38 @@
 from __future__ import annotations
 
 from datetime import datetime
+from enum import StrEnum
 
 from sqlalchemy import CheckConstraint, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.auth.principal import ACCESS_ROLES
 from app.db.types import UTCDateTime, utcnow
 from app.models.base import Base, one_of
 
-ROLES = tuple(role.value for role in ACCESS_ROLES)
+
+class AccessRole(StrEnum):
+    """What a key may do. Each role of the chain may do everything the roles before it may;
+    `metrics` stands apart: it may read /metrics and nothing else (and admins may too).
+
+    Defined beside the column it constrains, below app/auth (which checks it), so that the
+    table does not import the package that reads it. "Access role" keeps the word apart from
+    `app.vocabulary.Role` (translator, judge): the API and the CLI say `role` for it."""
+
+    SUBMITTER = "submitter"  # submit and read screenings and batches
+    REVIEWER = "reviewer"  # plus the review queue and its decisions
+    ADMIN = "admin"  # plus keys, reopening decisions, releasing others' claims
+    METRICS = "metrics"  # a Prometheus scraper: /metrics only
+
+    def allows(self, needed: AccessRole) -> bool:
+        if AccessRole.METRICS in (self, needed):
+            return self is needed or self is AccessRole.ADMIN
+        return CHAIN.index(self) >= CHAIN.index(needed)
+
+
+# The roles that include one another, lowest first.
+CHAIN = (AccessRole.SUBMITTER, AccessRole.REVIEWER, AccessRole.ADMIN)
+
+ROLES = tuple(role.value for role in AccessRole)
 
 
 class ApiKey(Base):

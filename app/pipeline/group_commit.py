@@ -27,11 +27,10 @@ from sqlalchemy.exc import DBAPIError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.pipeline.judged import panel_of
 from app.pipeline.plan import PastCall
 from app.pipeline.review_records import past_call
 from app.pipeline.ruling import ScreeningRuling
-from app.policy import Panel
+from app.policy import Panel, panel_of
 from app.repositories import jobs, queue_items, reviews, screenings
 from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import DONE, NewOutcome

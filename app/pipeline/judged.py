@@ -8,20 +8,12 @@ screening (one that recorded its judges) by `policy.decide_panel`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 
 from app.evidence import run_checks
 from app.pipeline.ruling import ScreeningRuling, decide_pair
 from app.policy import Panel, RoleResult, decide_panel
-from app.vocabulary import SINGLE_JUDGE, Pair, PanelRule
-
-
-def panel_of(judges: Sequence[str] | None, rule: str | None) -> Panel | None:
-    """The panel a screening recorded (its `judges` and `panel_rule` columns), None for a
-    screening by the single judge."""
-    if not judges:
-        return None
-    return Panel(tuple(judges), PanelRule(rule or PanelRule.UNANIMOUS.value))
+from app.vocabulary import SINGLE_JUDGE, Pair
 
 
 def judge_names(panel: Panel | None) -> tuple[str, ...]:

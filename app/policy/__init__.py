@@ -4,7 +4,7 @@ Pure: no database, no HTTP, no framework imports. The rules are in `ruling`'s do
 every reason code is in `reasons`.
 """
 
-from app.policy.panel import PANEL_POLICY_VERSION, Panel, decide_panel
+from app.policy.panel import PANEL_POLICY_VERSION, Panel, decide_panel, panel_of
 from app.policy.reasons import REASON_DESCRIPTIONS, Reason, reason_kind
 from app.policy.ruling import (
     POLICY_VERSION,
@@ -25,5 +25,6 @@ __all__ = [
     "confirmations_needed",
     "decide",
     "decide_panel",
+    "panel_of",
     "reason_kind",
 ]

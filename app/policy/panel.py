@@ -37,6 +37,14 @@ class Panel:
     rule: PanelRule = PanelRule.UNANIMOUS
 
 
+def panel_of(judges: Sequence[str] | None, rule: str | None) -> Panel | None:
+    """The panel a screening recorded (its `judges` and `panel_rule` columns), None for a
+    screening by the single judge."""
+    if not judges:
+        return None
+    return Panel(tuple(judges), PanelRule(rule or PanelRule.UNANIMOUS.value))
+
+
 def decide_panel(
     translator: RoleResult,
     judges: Mapping[str, RoleResult],

@@ -13,7 +13,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from html import escape
 
-from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.charts import (
     bar_chart,
     day_chart,
@@ -22,7 +21,7 @@ from app.reports.charts import (
     stacked_chart,
 )
 from app.reports.panel_view import judges_html
-from app.reports.queue import Backlog, Resolutions
+from app.reports.queue import Resolutions
 from app.reports.stats import TOO_FEW
 from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
 from app.reports.text import (
@@ -38,6 +37,7 @@ from app.reports.text import (
     tag_rows,
     token_text,
 )
+from app.repositories.report_rows import Backlog, DayCount, TagCounts
 from app.vocabulary import OUTCOMES
 
 OUTCOME_COLOURS = {"passed": "#3a8f5c", "flagged": "#c2423a", "needs_review": "#d89a2b"}

@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from app.reports.reasons import counted_reasons
 from app.reports.stats import Rate
@@ -78,35 +77,3 @@ class ResolutionTally:
     def resolutions(self) -> Resolutions:
         by_reason = {r: d.resolution() for r, d in sorted(self._by_reason.items())}
         return Resolutions(self._total.resolution(), by_reason)
-
-
-@dataclass(frozen=True, slots=True)
-class WaitingItem:
-    item_id: int
-    screening_id: str
-    created_at: datetime
-
-
-@dataclass(frozen=True, slots=True)
-class Backlog:
-    """Queue items of the report's screenings not resolved as of `as_of`: open (a lapsed
-    claim counts as open) or claimed by a reviewer now, and the oldest of them."""
-
-    open: int
-    claimed: int
-    oldest: WaitingItem | None
-    as_of: datetime | None
-
-    @property
-    def waiting(self) -> int:
-        return self.open + self.claimed
-
-    @property
-    def oldest_age_seconds(self) -> float | None:
-        """How long the oldest item has waited, at `as_of`."""
-        if self.oldest is None or self.as_of is None:
-            return None
-        return max(0.0, (self.as_of - self.oldest.created_at).total_seconds())
-
-
-NO_BACKLOG = Backlog(open=0, claimed=0, oldest=None, as_of=None)

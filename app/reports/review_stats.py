@@ -13,13 +13,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from app.reports.reviewers import (
-    AGREEMENT_MIN_ITEMS,
-    DECISION,
-    DecisionFact,
-    acts,
-    double_review_pairs,
-)
+from app.reports.reviewers import AGREEMENT_MIN_ITEMS, DECISION, acts, double_review_pairs
+from app.repositories.report_rows import DecisionFact
 
 UNSURE = "unsure"
 

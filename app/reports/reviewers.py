@@ -16,31 +16,13 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from app.reports.stats import cohens_kappa
+from app.repositories.report_rows import DecidedScreening, DecisionFact
 
 DECISION, REOPEN, ADJUDICATION = "decision", "reopen", "adjudication"
 FAITHFUL, MISMATCH = "faithful", "mismatch"
 FINAL = (FAITHFUL, MISMATCH)
 # Below this many double-reviewed items an agreement rate or a kappa says nothing.
 AGREEMENT_MIN_ITEMS = 2
-
-
-@dataclass(frozen=True, slots=True)
-class DecisionFact:
-    """One row of an item's trail, as the measures need it."""
-
-    id: int
-    queue_item_id: int
-    kind: str
-    decision: str | None
-    actor: str
-    created_at: datetime
-    claimed_at: datetime | None = None
-    withdraws_id: int | None = None
-    defects: tuple[str, ...] = ()
-    double_review: bool = False
-
-    def act(self) -> tuple[int, str, str, str | None, datetime]:
-        return self.queue_item_id, self.actor, self.kind, self.decision, self.created_at
 
 
 def acts(facts: Iterable[DecisionFact]) -> list[DecisionFact]:
@@ -104,18 +86,6 @@ def reviewer_agreement(pairs: Sequence[tuple[DecisionFact, DecisionFact]]) -> Re
 
 
 NO_AGREEMENT = ReviewerAgreement(0, 0, None, None)
-
-
-@dataclass(frozen=True, slots=True)
-class DecidedScreening:
-    """A reported screening with a queue item: its outcome, its final decision (None while
-    undecided) and the item that answers for it."""
-
-    screening_id: str
-    pair_id: int
-    outcome: str | None
-    final_decision: str | None
-    queue_item_id: int
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
 from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.types import utcnow
 from app.reports.reviewers import people_measures
-from app.reports.summary import ReviewTally, Summary
+from app.reports.summary import Aggregates, ReviewTally, Summary
 from app.repositories import reports, review_measures
 from app.repositories.reports import ReportFilters
 
@@ -24,8 +23,12 @@ async def summary_report(
     tally = ReviewTally()
     async for review in reports.review_rows(session, filters):
         tally.add(review)
-    counted = await reports.aggregates(session, filters, now or utcnow())
     decided = await review_measures.decided_screenings(session, filters)
     facts = await review_measures.report_facts(session, filters)
-    people = people_measures(decided, facts)
-    return tally.summary(screenings, replace(counted, people=people))
+    counted = Aggregates(
+        backlog=await reports.backlog(session, filters, now or utcnow()),
+        tags=await reports.tag_counts(session, filters),  # a row per tag shown
+        days=await reports.day_counts(session, filters),  # a row per day
+        people=people_measures(decided, facts),
+    )
+    return tally.summary(screenings, counted)

@@ -15,16 +15,23 @@ comes in as `Aggregates`; the queue's decisions are folded from the screening ro
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
-from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.panel import JudgeReport, PanelAgreement, PanelTally
-from app.reports.queue import NO_BACKLOG, Backlog, Resolutions, ResolutionTally
+from app.reports.queue import Resolutions, ResolutionTally
 from app.reports.reasons import counted_reasons
 from app.reports.reviewers import DefectCounts, PeopleMeasures, ReviewerAgreement
 from app.reports.stats import LatencyHistogram, Rate, cohens_kappa
+from app.repositories.report_rows import (
+    NO_BACKLOG,
+    Backlog,
+    DayCount,
+    ReviewRow,
+    ScreeningRow,
+    TagCounts,
+)
 from app.vocabulary import SINGLE_JUDGE, Outcome, ParseStatus, Purpose, Role, Verdict
 
 # Readings the model gave and meant (ok) kept apart from the model saying "unclear", and
@@ -35,34 +42,6 @@ READING_PURPOSES = frozenset({Purpose.REVIEW.value, Purpose.FORMAT_RETRY.value})
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
 MISMATCH = Verdict.MISMATCH.value
 NEEDS_REVIEW = Outcome.NEEDS_REVIEW.value
-
-
-@dataclass(frozen=True, slots=True)
-class ScreeningRow:
-    id: str
-    outcome: str | None
-    reasons: Sequence[str]
-    final_decision: str | None
-    audit: bool
-
-
-@dataclass(frozen=True, slots=True)
-class ReviewRow:
-    screening_id: str
-    role: str
-    attempt: int
-    purpose: str
-    model: str | None
-    prompt_version: str | None
-    verdict: str
-    parse_status: str
-    latency_ms: int | None
-    usage: Mapping[str, Any]
-    http_status: int | None = None
-    # The client supplied the reply: no model, no prompt version, no call.
-    supplied: bool = False
-    # Which judge ("" for the translator; `judge` for the single judge).
-    judge_name: str = ""
 
 
 class StoredCall(Protocol):

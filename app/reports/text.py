@@ -4,12 +4,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
-from app.reports.breakdowns import DayCount, TagCounts
 from app.reports.panel_view import has_panel, judge_rows, panel_agreement_text
-from app.reports.queue import Backlog, Resolution, Resolutions
+from app.reports.queue import Resolution, Resolutions
 from app.reports.reviewers import DefectCounts, ReviewerAgreement
 from app.reports.stats import TOO_FEW_LABEL, Rate
 from app.reports.summary import Agreement, GroupReport, HumanRates, Summary
+from app.repositories.report_rows import Backlog, DayCount, TagCounts
 from app.vocabulary import OUTCOMES
 
 

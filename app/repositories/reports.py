@@ -34,10 +34,17 @@ from app.models.queue_item import QueueItem
 from app.models.rescore import ReadingRow
 from app.models.review import Review
 from app.models.screening import Screening
-from app.reports.breakdowns import TAGS_SHOWN, DayCount, TagCount, TagCounts
-from app.reports.queue import Backlog, WaitingItem
-from app.reports.summary import Aggregates, ReviewRow, ScreeningRow
 from app.repositories.blind_items import is_blind_screening
+from app.repositories.report_rows import (
+    TAGS_SHOWN,
+    Backlog,
+    DayCount,
+    ReviewRow,
+    ScreeningRow,
+    TagCount,
+    TagCounts,
+    WaitingItem,
+)
 from app.vocabulary import OUTCOMES, QueueStatus
 
 CHUNK = 1000
@@ -178,16 +185,6 @@ def _review_row(row: Any) -> ReviewRow:
         http_status=http_status,
         supplied=bool(supplied),
         judge_name=judge_name or "",
-    )
-
-
-async def aggregates(session: AsyncSession, filters: ReportFilters, now: datetime) -> Aggregates:
-    """The backlog as of `now`, outcomes by tag and screenings per day of the screenings
-    `filters` choose, all counted by the database (a row per tag shown and per day)."""
-    return Aggregates(
-        backlog=await backlog(session, filters, now),
-        tags=await tag_counts(session, filters),
-        days=await day_counts(session, filters),
     )
 
 

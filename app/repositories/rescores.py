@@ -7,7 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any, TypeVar, cast
 
 from sqlalchemy import ColumnElement, Table, insert, select, update
 from sqlalchemy.engine import CursorResult, Row
@@ -20,12 +20,13 @@ from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RulingRow
 from app.models.review import Review
 from app.models.screening import Screening
-from app.pipeline.judged import panel_of
-from app.policy import Panel
+from app.policy import Panel, panel_of
 from app.repositories.reports import as_utc
-from app.rescore.diff import Change, CurrentState
-from app.rescore.replay import StoredCall
+from app.repositories.rescore_rows import ChangeToApply, CurrentState, StoredCall
 from app.vocabulary import Pair, ParseStatus, Purpose, QueueStatus, Role, ScreeningStatus, Verdict
+
+# A change of the caller's own type (rescore.diff.Change): the ones written are given back.
+C = TypeVar("C", bound=ChangeToApply)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -235,9 +236,7 @@ async def finish(session: AsyncSession, rescore_id: str, summary: dict[str, Any]
     await session.execute(update(Rescore).where(Rescore.id == rescore_id).values(summary=summary))
 
 
-async def apply_changes(
-    session: AsyncSession, rescore_id: str, changes: Sequence[Change]
-) -> list[Change]:
+async def apply_changes(session: AsyncSession, rescore_id: str, changes: Sequence[C]) -> list[C]:
     """Write each change: the screening's new current outcome (only if the row is as it was
     read), its previous ruling kept in `rulings` the first time one is replaced, the new
     ruling, and the readings that differ. Returns the changes written; the others were
@@ -262,7 +261,7 @@ async def apply_changes(
     return written
 
 
-async def _update_screening(session: AsyncSession, change: Change) -> bool:
+async def _update_screening(session: AsyncSession, change: ChangeToApply) -> bool:
     current, ruling = change.current, change.ruling
     statement = (
         update(Screening)
@@ -273,7 +272,7 @@ async def _update_screening(session: AsyncSession, change: Change) -> bool:
     return result.rowcount == 1
 
 
-def _previous_ruling(change: Change) -> dict[str, Any]:
+def _previous_ruling(change: ChangeToApply) -> dict[str, Any]:
     current = change.current
     return {
         "screening_id": current.screening_id,
@@ -288,7 +287,7 @@ def _previous_ruling(change: Change) -> dict[str, Any]:
     }
 
 
-def _new_ruling(change: Change, rescore_id: str) -> dict[str, Any]:
+def _new_ruling(change: ChangeToApply, rescore_id: str) -> dict[str, Any]:
     ruling = change.ruling
     return {
         "screening_id": change.current.screening_id,
@@ -300,7 +299,7 @@ def _new_ruling(change: Change, rescore_id: str) -> dict[str, Any]:
 
 
 def _reading_row(
-    change: Change, review_id: int, reading: Reading, rescore_id: str
+    change: ChangeToApply, review_id: int, reading: Reading, rescore_id: str
 ) -> dict[str, Any]:
     return {
         "review_id": review_id,

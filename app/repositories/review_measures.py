@@ -16,7 +16,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.models.decision import Decision
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
-from app.reports.reviewers import DecidedScreening, DecisionFact
+from app.repositories.report_rows import DecidedScreening, DecisionFact
 from app.repositories.reports import ReportFilters, as_utc
 from app.vocabulary import QueueStatus
 

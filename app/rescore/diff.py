@@ -16,31 +16,15 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from app.calibration.tally import Matrix
 from app.contract.reading import Reading
 from app.pipeline.ruling import ScreeningRuling
+from app.repositories.rescore_rows import CurrentState
 
 # Beyond this many, `changed_ids` over the API is cut short (the CLI writes all to a file).
 MAX_LISTED_IDS = 10_000
-
-
-@dataclass(frozen=True, slots=True)
-class CurrentState:
-    """A screening as stored now: what a replay is compared with."""
-
-    screening_id: str
-    outcome: str
-    reasons: tuple[str, ...]
-    evidence: tuple[Mapping[str, str], ...]
-    policy_version: str | None
-    evidence_version: str | None
-    # When the row last changed: a write succeeds only if it is still this.
-    updated_at: datetime
-    # The client's label, when it gave one: the run's calibration before and after.
-    label: str | None = None
 
 
 @dataclass(frozen=True, slots=True)

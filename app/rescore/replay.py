@@ -23,6 +23,7 @@ from app.pipeline.judged import decide_judged, judge_names
 from app.pipeline.plan import Limits, PastCall, plan_next
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import Panel, RoleResult
+from app.repositories.rescore_rows import StoredCall
 from app.vocabulary import Pair, ParseStatus, Purpose, Role
 
 # (content, finish_reason) -> Reading: the parser entry point.
@@ -45,24 +46,6 @@ CURRENT_PARSER = Parser()
 # Statuses that record what happened to the call, not what its text says: there is no
 # text to read again (a failed call) or the provider's refusal came in a field of its own.
 CALL_OUTCOME_STATUSES = frozenset({ParseStatus.PROVIDER_ERROR, ParseStatus.REFUSED})
-
-
-@dataclass(frozen=True, slots=True)
-class StoredCall:
-    """What a replay needs of one stored review."""
-
-    review_id: int
-    role: Role
-    attempt: int
-    purpose: Purpose
-    raw_response: str | None
-    finish_reason: str | None
-    # The reading the screening's current outcome was decided with.
-    reading: Reading
-    # A reply the client supplied: there was no provider to ask again.
-    supplied: bool = False
-    # Which judge made it (`judge` for the single judge; "" for the translator).
-    judge_name: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,9 +24,10 @@ from app.evidence import EVIDENCE_VERSION
 from app.policy import POLICY_VERSION
 from app.policy.reasons import Reason
 from app.repositories import batches, rescores
+from app.repositories.rescore_rows import StoredCall
 from app.repositories.rescores import Scope, StoredScreening
 from app.rescore.diff import Change, Diff, compare
-from app.rescore.replay import CURRENT_PARSER, Parser, StoredCall, replay, replayable
+from app.rescore.replay import CURRENT_PARSER, Parser, replay, replayable
 from app.review_queue.enqueue import Rng, queue_for_review
 
 CHUNK = 500

@@ -24,7 +24,8 @@ from typing import Any
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth.errors import require_role
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
+from app.models.api_key import AccessRole
 from app.repositories import decisions
 from app.repositories.decisions import ExportRow
 from app.review_queue.visibility import BlindMode, blind_for

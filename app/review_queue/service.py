@@ -34,9 +34,10 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.errors import require_role
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
+from app.models.api_key import AccessRole
 from app.models.decision import Decision
 from app.models.queue_item import QueueItem
 from app.models.rescore import RulingRow

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.errors import AppError
+from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS, FINAL_VALUES
 from app.models.queue_item import Claim
 from app.review_queue.visibility import BlindMode, blind_for

@@ -13,7 +13,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Literal, Protocol
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
+from app.models.api_key import AccessRole
 
 BlindMode = Literal["audit", "all", "off"]
 BLIND_MODES: tuple[BlindMode, ...] = ("audit", "all", "off")

@@ -14,7 +14,8 @@ from typing import Any
 
 from app.api.queue_schemas import DecisionOut, QueueItemOut
 from app.api.schemas import ReadingOut, ReviewOut
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
+from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS
 from app.vocabulary import DecisionKind, ParseStatus, QueueStatus, Role
 from app.web.access import Reviewer

@@ -9,9 +9,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from urllib.parse import urlencode
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.errors import AppError
 from app.intake.requests import refuse_unstorable
+from app.models.api_key import AccessRole
 from app.models.queue_item import STATUSES
 from app.review_queue.service import QueueFilters
 from app.review_queue.visibility import BlindMode, audit_withheld, blind_audit_values

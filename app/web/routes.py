@@ -34,9 +34,9 @@ from app.api.queue_schemas import (
     ReopenRequest,
     Viewer,
 )
-from app.auth.principal import AccessRole
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
+from app.models.api_key import AccessRole
 from app.reports.review_stats import person_stats
 from app.repositories import review_measures
 from app.review_queue import service

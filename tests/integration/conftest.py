@@ -22,7 +22,7 @@ from fastapi import FastAPI
 from pydantic import SecretStr
 from sqlalchemy import func, select
 
-from app.api.app import create_app
+from app.application import create_app
 from app.models import Job, PairRow, Review, Screening
 from app.runtime import Runtime
 from app.settings import ProviderSettings, Settings

@@ -15,7 +15,7 @@ from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth import service
-from app.auth.principal import AccessRole
+from app.models.api_key import AccessRole
 from app.settings import Settings
 from tests.integration.conftest import Api, StartApi
 from tests.support.scripted_openai import contract_reply

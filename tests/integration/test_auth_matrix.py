@@ -15,7 +15,7 @@ import httpx2
 import pytest
 
 from app.auth.keys import generate_key
-from app.auth.principal import AccessRole
+from app.models.api_key import AccessRole
 from app.settings import Settings
 from app.web.session import SESSION_COOKIE
 from tests.integration.conftest import Api, StartApi, assert_error_shape

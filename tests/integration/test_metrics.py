@@ -11,8 +11,8 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from sqlalchemy import update
 
-from app.auth.principal import AccessRole
 from app.models import Job
+from app.models.api_key import AccessRole
 from app.repositories import reviews
 from app.repositories.reviews import ReviewRecord
 from app.settings import Settings

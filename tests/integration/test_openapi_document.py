@@ -7,11 +7,11 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, FastAPI, Query
 
-from app.api.app import create_app
 from app.api.auth import admin_access
 from app.api.deps import SessionDep
 from app.api.request_body import JsonBody
 from app.api.schemas import Accepted, ErrorBody
+from app.application import create_app
 from app.intake.requests import ScreeningRequest
 from app.settings import Settings
 from tests.integration.conftest import Api

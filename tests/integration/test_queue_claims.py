@@ -12,9 +12,10 @@ import httpx2
 import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.db.types import utcnow
 from app.errors import AppError
+from app.models.api_key import AccessRole
 from app.repositories import queue_items
 from app.review_queue import service
 from app.settings import Settings

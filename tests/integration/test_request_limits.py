@@ -22,7 +22,7 @@ from typing import Any
 import httpx2
 import pytest
 
-from app.auth.principal import AccessRole
+from app.models.api_key import AccessRole
 from app.settings import Settings
 from tests.integration.conftest import Api, StartApi, assert_error_shape
 from tests.integration.queue_support import bearer, make_key

@@ -13,10 +13,11 @@ from typing import Any
 import pytest
 from sqlalchemy import select
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.db.types import utcnow
 from app.errors import AppError
 from app.models import Decision
+from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS
 from app.review_queue import service
 from app.review_queue.service import ReviewRules

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from app.auth.principal import AccessRole
 from app.db.types import utcnow
 from app.models import Decision, QueueItem, Screening
+from app.models.api_key import AccessRole
 from app.settings import Settings
 from tests.integration.conftest import Api, StartApi
 from tests.integration.queue_support import bearer, error_code, make_key, queue_items, submit

@@ -11,7 +11,8 @@ import pytest
 from app.calibration.judges import own_verdict
 from app.calibration.tally import CalibrationTally, Call, LabelledScreening
 from app.reports.panel import fleiss_kappa
-from app.reports.summary import ReviewRow, ScreeningRow, summarize
+from app.reports.summary import summarize
+from app.repositories.report_rows import ReviewRow, ScreeningRow
 
 
 def call(judge: str, verdict: str, status: str = "ok", **extra: Any) -> Call:

@@ -9,7 +9,8 @@ from datetime import UTC, datetime
 from typing import Any
 
 from app.reports.html import summary_html
-from app.reports.summary import ReviewRow, ScreeningRow, Summary, summarize
+from app.reports.summary import Summary, summarize
+from app.repositories.report_rows import ReviewRow, ScreeningRow
 
 AT = datetime(2025, 3, 4, 5, 6, 7, tzinfo=UTC)
 HOSTILE_MODEL = "<script>alert('model')</script>"

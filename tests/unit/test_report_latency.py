@@ -16,7 +16,8 @@ from app.reports.stats import (
     LatencyHistogram,
     percentile,
 )
-from app.reports.summary import ReviewRow, ReviewTally, ScreeningRow
+from app.reports.summary import ReviewTally
+from app.repositories.report_rows import ReviewRow, ScreeningRow
 
 SHARES = (0.0, 0.01, 0.5, 0.9, 0.95, 0.99, 1.0)
 

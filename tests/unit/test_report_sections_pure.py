@@ -12,13 +12,20 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from app.reports.breakdowns import DayCount, TagCount, TagCounts
 from app.reports.charts import LABEL_EM, day_chart, label_lines, text_em
-from app.reports.queue import Backlog, WaitingItem
 from app.reports.reasons import counted_reasons
 from app.reports.stats import Rate
-from app.reports.summary import Aggregates, ReviewRow, ScreeningRow, summarize
+from app.reports.summary import Aggregates, summarize
 from app.reports.text import backlog_text, duration_text, summary_text
+from app.repositories.report_rows import (
+    Backlog,
+    DayCount,
+    ReviewRow,
+    ScreeningRow,
+    TagCount,
+    TagCounts,
+    WaitingItem,
+)
 
 NOW = datetime(2025, 3, 4, 12, 0, tzinfo=UTC)
 CODED = ["evidence_review", "evidence_review:contract_text_in_input"]

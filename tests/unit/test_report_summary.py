@@ -7,8 +7,9 @@ from typing import Any
 import pytest
 
 from app.reports.stats import Rate
-from app.reports.summary import ReviewRow, ScreeningRow, reading_of, summarize
+from app.reports.summary import reading_of, summarize
 from app.reports.text import rate_text, summary_text
+from app.repositories.report_rows import ReviewRow, ScreeningRow
 
 
 def review(screening_id: str, role: str = "judge", attempt: int = 1, **fields: Any) -> ReviewRow:

@@ -12,8 +12,9 @@ from app.contract import PARSER_VERSION, read_call
 from app.contract.reading import Reading
 from app.evidence import EVIDENCE_VERSION
 from app.policy import POLICY_VERSION
-from app.rescore.diff import CurrentState, Diff, compare
-from app.rescore.replay import Parser, StoredCall, replay, replayable, reread
+from app.repositories.rescore_rows import CurrentState, StoredCall
+from app.rescore.diff import Diff, compare
+from app.rescore.replay import Parser, replay, replayable, reread
 from app.vocabulary import Outcome, Pair, ParseStatus, Purpose, Role, Verdict
 from tests.support.scripted_openai import contract_reply
 

@@ -7,8 +7,9 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.errors import AppError
+from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS
 from app.review_queue import transitions
 from app.review_queue.transitions import Choice

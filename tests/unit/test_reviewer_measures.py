@@ -13,8 +13,6 @@ import pytest
 from app.reports.html import summary_html
 from app.reports.review_stats import person_stats
 from app.reports.reviewers import (
-    DecidedScreening,
-    DecisionFact,
     conflicting_pairs,
     defect_counts,
     double_review_pairs,
@@ -23,6 +21,7 @@ from app.reports.reviewers import (
 )
 from app.reports.summary import Aggregates, summarize
 from app.reports.text import summary_text
+from app.repositories.report_rows import DecidedScreening, DecisionFact
 
 T0 = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
 _ids = count(1)

@@ -23,8 +23,9 @@ from app.api.queue_schemas import (
 )
 from app.api.request_body import JsonBody
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.principal import AccessRole, Principal
+from app.auth.principal import Principal
 from app.intake.requests import StorableText
+from app.models.api_key import AccessRole
 from app.repositories.keyset import MAX_INTEGER_ID
 from app.review_queue import service
 from app.review_queue.export import export_lines

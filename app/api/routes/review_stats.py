@@ -11,8 +11,8 @@ from app.api.auth import ReviewerKeyDep, reviewer_access
 from app.api.deps import SessionDep
 from app.api.report_schemas import PersonStatsOut, ReviewStatsOut
 from app.api.schemas import GUARDED_RESPONSES, error_responses
-from app.auth.principal import AccessRole
 from app.intake.requests import UtcTime
+from app.models.api_key import AccessRole
 from app.reports.review_stats import person_stats
 from app.repositories import review_measures
 

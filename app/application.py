@@ -1,4 +1,9 @@
-"""The FastAPI application and its lifespan (database, LLM clients, embedded worker)."""
+"""The FastAPI application and its lifespan (database, LLM clients, embedded worker).
+
+The composition root: it puts the API (app/api), the review pages (app/web) and /mcp
+(app/mcp) on one app. It sits outside every package because those import app/api; only
+the commands that serve (app/cli) and the tests import it.
+"""
 
 from __future__ import annotations
 
@@ -56,9 +61,9 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(batches.router)
     app.include_router(queue.router)
     app.include_router(keys.router)
-    app.include_router(metrics.router)  # issue 6: /metrics
-    app.include_router(reports.router)  # issue 6: /v1/reports/summary
-    app.include_router(rescore.router)  # issue 6: /v1/rescore
+    app.include_router(metrics.router)  # /metrics, for a Prometheus scraper
+    app.include_router(reports.router)  # /v1/reports/summary
+    app.include_router(rescore.router)  # /v1/rescore
     app.include_router(calibration.router)
     app.include_router(review_stats.router)  # /v1/review/stats, per-person review work
     install_review_pages(app)  # the reviewer web page, /review (app/web)
