@@ -1,5 +1,6 @@
 """What people did with the review queue, for the summary report (pure): how the
-`needs_review` screenings were decided, reason by reason, and the backlog still waiting.
+`needs_review` screenings were decided, reason by reason. The backlog still waiting is
+counted by the database (repositories/report_rows.py: Backlog).
 
 A screening's decision is its `final_decision`: the latest decision in its trail, or none
 when an admin reopened it since (it is waiting again).
