@@ -11,7 +11,7 @@ from typer.core import TyperGroup
 
 from app.cli.root import COMMAND_MODULES, cli
 
-HEAVY = ("app.api.app", "aiohttp", "mcp", "app.intake.batches", "app.cli.batch")
+HEAVY = ("app.application", "aiohttp", "mcp", "app.intake.batches", "app.cli.batch")
 
 
 def modules_after(*argv: str) -> set[str]:
