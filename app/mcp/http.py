@@ -4,18 +4,20 @@ A request without a valid key is refused (401, the API's error shape and challen
 before any MCP exchange, a key below submitter (a metrics key) with 403; the tools then
 call the API in process with the caller's key, so every key and role check is the API's.
 Stateless, with JSON responses: no MCP session outlives a request, so any replica may
-answer any request.
+answer any request. The MCP SDK is imported (in a thread, not blocking the event loop)
+and the server built at the first request to /mcp: a serve that is never asked for MCP
+does not pay the SDK's seconds of imports at start-up.
 """
 
 from __future__ import annotations
 
 import asyncio
+import importlib
 from collections.abc import AsyncIterator, Callable
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 
 from fastapi import FastAPI
 from fastapi.security import HTTPBearer
-from mcp.server.transport_security import TransportSecuritySettings
 from sqlalchemy.exc import OperationalError
 from starlette.requests import Request
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -24,8 +26,6 @@ from app.api.auth import authenticate
 from app.api.errors import app_error_response, error_response
 from app.auth.errors import require_role
 from app.errors import AppError
-from app.mcp.connect import in_process
-from app.mcp.server import build_server
 from app.models.api_key import AccessRole
 
 PATH = "/mcp"
@@ -55,22 +55,50 @@ class KeyGuard:
 
 def install_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]:
     """Route /mcp to the MCP server; returns what the app's lifespan must run it in."""
-    server = build_server(in_process(app, forward_key=True))
-    streamable = server.streamable_http_app(
-        streamable_http_path=PATH,
-        stateless_http=True,
-        json_response=True,
-        # The SDK's DNS-rebinding check allows loopback Host headers only; a browser page
-        # cannot attach the bearer key every request needs, and serve may sit behind a name.
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-    )
-    app.router.add_route(PATH, KeyGuard(streamable), include_in_schema=False)  # type: ignore[arg-type]
+    mount = LazyMcp(app)
+    app.router.add_route(PATH, KeyGuard(mount), include_in_schema=False)  # type: ignore[arg-type]
+    return mount.running
 
-    @asynccontextmanager
-    async def running() -> AsyncIterator[None]:
-        # The session manager's task group is entered and left by a task of its own: a
-        # lifespan may start and stop in two different tasks (pytest fixtures do).
-        stop = asyncio.Event()
+
+class LazyMcp:
+    """The MCP server's ASGI app, built at its first request; its session manager runs
+    from then until the app's lifespan ends."""
+
+    def __init__(self, app: FastAPI) -> None:
+        self.fastapi = app
+        self.streamable: ASGIApp | None = None
+        self.task: asyncio.Task[None] | None = None
+        self.stop: asyncio.Event | None = None
+        self.lock: asyncio.Lock | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self.streamable is None:
+            self.lock = self.lock or asyncio.Lock()
+            async with self.lock:
+                if self.streamable is None:
+                    self.streamable = await self._start()
+        await self.streamable(scope, receive, send)
+
+    async def _start(self) -> ASGIApp:
+        await asyncio.to_thread(importlib.import_module, "app.mcp.connect")
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        from app.mcp.connect import in_process
+        from app.mcp.server import build_server
+
+        server = build_server(in_process(self.fastapi, forward_key=True))
+        streamable = server.streamable_http_app(
+            streamable_http_path=PATH,
+            stateless_http=True,
+            json_response=True,
+            # The SDK's DNS-rebinding check allows loopback Host headers only; a browser
+            # page cannot attach the bearer key every request needs, and serve may sit
+            # behind a name.
+            transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        )
+        # The session manager's task group is entered and left by a task of its own: the
+        # request that builds it ends long before the server does.
+        stop = self.stop = asyncio.Event()
         started = asyncio.Event()
 
         async def hold() -> None:
@@ -78,16 +106,21 @@ def install_mcp(app: FastAPI) -> Callable[[], AbstractAsyncContextManager[None]]
                 started.set()
                 await stop.wait()
 
-        task = asyncio.create_task(hold())
+        task = self.task = asyncio.create_task(hold())
         ready = asyncio.create_task(started.wait())
         await asyncio.wait({task, ready}, return_when=asyncio.FIRST_COMPLETED)
         if task.done():
             ready.cancel()
+            self.task = None
             task.result()  # it failed to start: raise why
+        return streamable
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
         try:
             yield
         finally:
-            stop.set()
-            await task
-
-    return running
+            if self.stop is not None and self.task is not None:
+                self.stop.set()
+                await self.task
+            self.streamable, self.task, self.stop, self.lock = None, None, None, None

@@ -48,3 +48,13 @@ def test_every_registered_command_has_a_module_named_for_it_and_no_other_is_name
     built = typer.main.get_command(cli)
     assert isinstance(built, TyperGroup)
     assert set(built.commands) == set(COMMAND_MODULES)
+
+
+def test_the_app_imports_the_mcp_sdk_only_when_mcp_is_first_asked_for() -> None:
+    program = "import sys, app.application\nprint('\\n'.join(sys.modules))\n"
+    done = subprocess.run(
+        [sys.executable, "-c", program], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded = set(done.stdout.split())
+    assert "app.application" in loaded
+    assert not {m for m in loaded if m == "mcp" or m.startswith("mcp.")}
