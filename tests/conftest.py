@@ -97,14 +97,23 @@ def new_postgres_database(postgres_server_url: str) -> Iterator[str]:
         drop_database(postgres_server_url, url)
 
 
-def truncate_all(url: str) -> None:
-    """Empty every table between tests. Append-only tables refuse TRUNCATE by trigger; a
-    superuser may switch triggers off for its transaction, which is what this does."""
-    tables = sql.SQL(", ").join(sql.Identifier(t.name) for t in metadata.sorted_tables)
-    statement = sql.SQL("TRUNCATE {} RESTART IDENTITY CASCADE").format(tables)
+def empty_all(url: str) -> None:
+    """Empty every table between tests, and restart the sequences. Append-only tables
+    refuse deletes by trigger; a superuser may switch triggers (foreign keys' too) off for
+    its transaction, which is what this does. DELETE, not TRUNCATE: on tables of a few
+    rows it takes a quarter of the time (TRUNCATE makes and syncs new files for every
+    table and index), and it runs before every PostgreSQL test."""
+    tables = [sql.Identifier(t.name) for t in reversed(metadata.sorted_tables)]
     with psycopg.connect(libpq_url(url)) as connection:
         connection.execute("SET LOCAL session_replication_role = replica")
-        connection.execute(statement)
+        for table in tables:
+            connection.execute(sql.SQL("DELETE FROM {}").format(table))
+        sequences = connection.execute(
+            "SELECT quote_ident(sequence_schema) || '.' || quote_ident(sequence_name)"
+            " FROM information_schema.sequences"
+        ).fetchall()
+        for (sequence,) in sequences:
+            connection.execute(sql.SQL("ALTER SEQUENCE {} RESTART").format(sql.SQL(sequence)))
 
 
 @pytest.fixture(scope="session")
@@ -127,7 +136,7 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
         return f"sqlite:///{path}"
     url: str = request.getfixturevalue("postgres_database_url")
-    truncate_all(url)
+    empty_all(url)
     return url
 
 
