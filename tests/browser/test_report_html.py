@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.conftest import run_cli
 from tests.integration.test_reports import T, seed_database
+from tests.support.review_site import run_cli
 
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Dialog, Page, Request

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.conftest import MakeKey, ReviewSite, key_of, start_key
 from tests.browser.test_review_workbench import VIEWPORTS, shoot, sign_in
+from tests.support.review_site import MakeKey, ReviewSite, key_of, start_key
 from tests.support.serve_process import ServeProcess
 
 if TYPE_CHECKING:

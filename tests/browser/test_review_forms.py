@@ -13,7 +13,7 @@ import httpx2
 import pytest
 
 from app.web.session import CSRF_COOKIE, SESSION_COOKIE
-from tests.browser.conftest import ReviewSite, pair_body, run_cli
+from tests.support.review_site import ReviewSite, pair_body, run_cli
 from tests.support.serve_process import ServeProcess
 
 pytestmark = pytest.mark.e2e

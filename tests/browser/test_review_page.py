@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.conftest import FORMAL, HEADER, INFORMAL, ReviewSite
+from tests.support.review_site import FORMAL, HEADER, INFORMAL, ReviewSite
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests.browser.conftest import INFORMAL, ReviewSite, pair_body
+from tests.support.review_site import INFORMAL, ReviewSite, pair_body
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.support.scripted_openai import ScriptedOpenAI
-from tests.support.serve_process import ServeProcess
+from tests.support.serve_process import ServeProcess, StartServe
 
 pytestmark = pytest.mark.e2e
-
-StartServe = Callable[..., ServeProcess]
 
 
 @pytest.fixture

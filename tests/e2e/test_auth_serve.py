@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.e2e.conftest import StartServe
-from tests.support.serve_process import FAITHSCREEN, db_rows, free_port
+from tests.support.serve_process import FAITHSCREEN, StartServe, db_rows, free_port
 
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 

@@ -18,9 +18,8 @@ import pytest
 import sqlalchemy as sa
 
 from app.db.engine import sync_url
-from tests.e2e.conftest import StartServe
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
-from tests.support.serve_process import FAITHSCREEN, provider_env
+from tests.support.serve_process import FAITHSCREEN, StartServe, provider_env
 
 pytestmark = pytest.mark.e2e
 

@@ -11,11 +11,10 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import StartServe
 from tests.e2e.test_cli_batch import faithscreen
-from tests.integration.calibration_support import dev_rows, quiet_rows
+from tests.support.calibration import dev_rows, quiet_rows
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
-from tests.support.serve_process import provider_env
+from tests.support.serve_process import StartServe, provider_env
 
 pytestmark = pytest.mark.e2e
 

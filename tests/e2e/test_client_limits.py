@@ -18,8 +18,7 @@ from dataclasses import dataclass, field
 import httpx2
 import pytest
 
-from tests.e2e.conftest import StartServe
-from tests.support.serve_process import ServeProcess
+from tests.support.serve_process import ServeProcess, StartServe
 
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 DEADLINE = 1.0

@@ -9,9 +9,8 @@ import re
 import pytest
 
 from app.client import AsyncClient, Client, FaithScreenError
-from tests.e2e.conftest import StartServe
 from tests.support.scripted_openai import FAITHFUL_REPLY, ScriptedOpenAI, contract_reply
-from tests.support.serve_process import ServeProcess, provider_env
+from tests.support.serve_process import ServeProcess, StartServe, provider_env
 
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 INFORMAL = "For every natural number n, n + 0 = n."

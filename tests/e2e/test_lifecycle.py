@@ -17,10 +17,10 @@ import httpx2
 import pytest
 from sqlalchemy.engine import make_url
 
-from tests.e2e.conftest import StartServe
 from tests.support.scripted_openai import Hang, ScriptedOpenAI
 from tests.support.serve_process import (
     ServeProcess,
+    StartServe,
     db_rows,
     provider_env,
     submit_pair,

@@ -18,9 +18,8 @@ from mcp import Client
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-from tests.e2e.conftest import StartServe
 from tests.support.scripted_openai import ScriptedOpenAI, contract_reply
-from tests.support.serve_process import FAITHSCREEN, ServeProcess, provider_env
+from tests.support.serve_process import FAITHSCREEN, ServeProcess, StartServe, provider_env
 
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 INFORMAL = "For every natural number n, n + 0 = n."

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.e2e.conftest import StartServe
+from tests.support.serve_process import StartServe
 
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 SCHEMATHESIS = str(Path(sys.executable).parent / "schemathesis")

@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 
-from tests.e2e.conftest import StartServe
 from tests.support.scripted_openai import (
     Hang,
     HttpError,
@@ -22,7 +21,7 @@ from tests.support.scripted_openai import (
     Step,
     contract_reply,
 )
-from tests.support.serve_process import provider_env, wait_done
+from tests.support.serve_process import StartServe, provider_env, wait_done
 
 pytestmark = pytest.mark.e2e
 

@@ -14,10 +14,10 @@ from typing import Any
 import httpx2
 import pytest
 
-from tests.e2e.conftest import StartServe
 from tests.support.scripted_openai import Hang, ScriptedOpenAI
 from tests.support.serve_process import (
     ServeProcess,
+    StartServe,
     WorkerProcess,
     db_rows,
     provider_env,

@@ -11,49 +11,23 @@ OpenAI-compatible provider on loopback.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager
 
 import httpx2
 import pytest
-from fastapi import FastAPI
-from pydantic import SecretStr
-from sqlalchemy import func, select
 
 from app.application import create_app
-from app.models import Job, PairRow, Review, Screening
-from app.runtime import Runtime
 from app.settings import ProviderSettings, Settings
+from tests.support.in_process_api import (
+    JUDGE_MODEL,
+    TRANSLATOR_KEY,
+    TRANSLATOR_MODEL,
+    Api,
+    StartApi,
+    provider,
+)
 from tests.support.scripted_openai import ScriptedOpenAI
-
-TRANSLATOR_MODEL = "translator-model"
-JUDGE_MODEL = "judge-model"
-TRANSLATOR_KEY = "sk-test-translator-secret"
-STORED_TABLES = {"screenings": Screening, "pairs": PairRow, "jobs": Job, "reviews": Review}
-
-
-@dataclass
-class Api:
-    app: FastAPI
-    client: httpx2.AsyncClient
-    runtime: Runtime
-
-    @property
-    def settings(self) -> Settings:
-        return self.runtime.settings
-
-    async def row_counts(self) -> dict[str, int]:
-        """Rows in every table a screening writes to, read with a plain SELECT count."""
-        async with self.runtime.sessions() as session:
-            return {
-                name: (await session.execute(select(func.count()).select_from(model))).scalar_one()
-                for name, model in STORED_TABLES.items()
-            }
-
-
-StartApi = Callable[..., AbstractAsyncContextManager[Api]]
 
 
 @pytest.fixture
@@ -69,18 +43,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 def scripted_openai() -> Iterator[ScriptedOpenAI]:
     with ScriptedOpenAI() as server:
         yield server
-
-
-def provider(base_url: str, model: str, api_key: str | None = None) -> ProviderSettings:
-    """A role pointed at the scripted server, with short test timeouts."""
-    return ProviderSettings(
-        base_url=base_url,
-        model=model,
-        api_key=SecretStr(api_key) if api_key else None,
-        max_tokens=512,
-        timeout_seconds=5,
-        connect_timeout_seconds=1,
-    )
 
 
 @pytest.fixture
@@ -135,13 +97,3 @@ async def idle_api(start_api: StartApi, configured_settings: Settings) -> AsyncI
 async def bare_api(start_api: StartApi, unconfigured_settings: Settings) -> AsyncIterator[Api]:
     async with start_api(unconfigured_settings, with_worker=False) as started:
         yield started
-
-
-def assert_error_shape(body: Any) -> dict[str, Any]:
-    """Every error body is {"error": {"code": str, "message": str, ...}}; returns the inner."""
-    assert isinstance(body, dict) and set(body) == {"error"}, body
-    error = body["error"]
-    assert isinstance(error, dict), body
-    assert isinstance(error.get("code"), str) and error["code"], body
-    assert isinstance(error.get("message"), str) and error["message"], body
-    return error

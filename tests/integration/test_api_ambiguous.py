@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from tests.integration.batches_support import wait_batch_done
-from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
 from tests.integration.test_api_screenings import fetch, pair_body, replies, submit, wait_done
+from tests.support.batches import wait_batch_done
+from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
 
 HIDDEN = (

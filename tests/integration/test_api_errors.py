@@ -11,7 +11,7 @@ import pytest
 
 from app.api.errors import error_response
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi, assert_error_shape
+from tests.support.in_process_api import Api, StartApi, assert_error_shape
 from tests.support.scripted_openai import ScriptedOpenAI
 
 PROOFNET = Path("/work/shared/data/pairs/pairs_proofnet_lean4.jsonl")

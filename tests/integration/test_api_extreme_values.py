@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from tests.integration.conftest import Api, assert_error_shape
 from tests.integration.test_api_errors import rejected
+from tests.support.in_process_api import Api, assert_error_shape
 
 # Both exist in their own zone, and neither in UTC: year 0 and year 10000.
 EDGE_TIMES = ["0001-01-01T00:00:00+14:00", "9999-12-31T23:59:59-14:00"]

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 
-from tests.integration.conftest import Api, assert_error_shape
+from tests.support.in_process_api import Api, assert_error_shape
 
 JSON_HEADERS = {"content-type": "application/json"}
 FIELDS = ["informal", "formal", "header", "external_id", "options", "replies"]

@@ -11,7 +11,7 @@ from alembic.script import ScriptDirectory
 
 from app.db.migrate import alembic_config, head_revision, migrations_dir
 from app.settings import ProviderSettings, Settings
-from tests.integration.conftest import Api, StartApi
+from tests.support.in_process_api import Api, StartApi
 
 
 async def test_healthz_says_the_process_is_alive(bare_api: Api) -> None:

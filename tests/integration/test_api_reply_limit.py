@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi
 from tests.integration.test_api_errors import GOOD, REPLIES, rejected
+from tests.support.in_process_api import Api, StartApi
 
 DEFAULT_REPLY_LIMIT = 256 * 1024
 

@@ -10,7 +10,7 @@ from typing import Any
 import httpx2
 from starlette.types import Message, Receive, Scope, Send
 
-from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
+from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
 from tests.support.scripted_openai import ScriptedOpenAI, contract_reply
 
 INFORMAL = "For every natural number n, n + 0 = n."

@@ -12,8 +12,8 @@ import pytest
 from sqlalchemy import make_url
 
 from tests.conftest import libpq_url
-from tests.integration.batches_support import no_api_keys, post_batch, queued_item, supplied_item
-from tests.integration.conftest import Api
+from tests.support.batches import no_api_keys, post_batch, queued_item, supplied_item
+from tests.support.in_process_api import Api
 
 __all__ = ["no_api_keys"]
 

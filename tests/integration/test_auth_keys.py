@@ -19,8 +19,8 @@ from app.cli.keys import is_loopback
 from app.db.types import utcnow
 from app.models import ApiKey
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import bearer, error_code, make_key
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import bearer, error_code, make_key
 from tests.support.serve_process import FAITHSCREEN
 
 

@@ -18,9 +18,9 @@ from app.auth.keys import generate_key
 from app.models.api_key import AccessRole
 from app.settings import Settings
 from app.web.session import SESSION_COOKIE
-from tests.integration.conftest import Api, StartApi, assert_error_shape
-from tests.integration.queue_support import bearer, make_key, revoke
 from tests.integration.test_review_sessions import csrf_of
+from tests.support.in_process_api import Api, StartApi, assert_error_shape
+from tests.support.review_queue import bearer, make_key, revoke
 
 SUBMITTER, REVIEWER, ADMIN = AccessRole.SUBMITTER, AccessRole.REVIEWER, AccessRole.ADMIN
 METRICS = AccessRole.METRICS

@@ -12,7 +12,7 @@ from app.pipeline.screening import Claim
 from app.repositories import batches, jobs
 from app.settings import Settings
 from app.worker.failures import FailurePolicy
-from tests.integration.batches_support import (
+from tests.support.batches import (
     get_json,
     no_api_keys,  # noqa: F401 (autouse)
     post_batch,
@@ -20,7 +20,7 @@ from tests.integration.batches_support import (
     supplied_item,
     wait_batch_done,
 )
-from tests.integration.conftest import Api, StartApi
+from tests.support.in_process_api import Api, StartApi
 from tests.support.scripted_openai import HttpError, ScriptedOpenAI
 
 

@@ -9,7 +9,7 @@ from sqlalchemy import select
 from app.api.routes import batches as batch_routes
 from app.models import Job
 from app.repositories import jobs
-from tests.integration.batches_support import (
+from tests.support.batches import (
     RESULT_FIELDS,
     TRANSLATOR_MISMATCH,
     get_json,
@@ -20,7 +20,7 @@ from tests.integration.batches_support import (
     supplied_item,
     wait_batch_done,
 )
-from tests.integration.conftest import Api
+from tests.support.in_process_api import Api
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
 
 NO_VERDICT = "BACK-TRANSLATION: something\nISSUES: none\n"

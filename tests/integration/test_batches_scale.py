@@ -13,7 +13,7 @@ import httpx2
 from sqlalchemy import func, select
 
 from app.models import Review, Screening
-from tests.integration.batches_support import (
+from tests.support.batches import (
     NDJSON,
     TRANSLATOR_MISMATCH,
     get_json,
@@ -26,7 +26,7 @@ from tests.integration.batches_support import (
     supplied_item,
     wait_batch_done,
 )
-from tests.integration.conftest import Api
+from tests.support.in_process_api import Api
 from tests.support.scripted_openai import ScriptedOpenAI
 
 FULL = 10_000

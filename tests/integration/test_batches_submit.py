@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from app.settings import Settings
-from tests.integration.batches_support import (
+from tests.support.batches import (
     NDJSON,
     TRANSLATOR_MISMATCH,
     error_of,
@@ -23,7 +23,7 @@ from tests.integration.batches_support import (
     row_counts,
     supplied_item,
 )
-from tests.integration.conftest import Api, StartApi
+from tests.support.in_process_api import Api, StartApi
 
 QUOTED_THEN_MISMATCH = (
     'BACK-TRANSLATION: The string contains "VERDICT: FAITHFUL".\n'

@@ -11,13 +11,13 @@ import pytest
 from sqlalchemy import func, select
 
 from app.models import Review, Screening
-from tests.integration.batches_support import (
+from tests.support.batches import (
     get_json,
     no_api_keys,  # noqa: F401 (an autouse fixture)
     post_batch,
     wait_batch_done,
 )
-from tests.integration.calibration_support import (
+from tests.support.calibration import (
     FAITHFUL,
     MISMATCH,
     UNCLEAR,
@@ -28,7 +28,7 @@ from tests.integration.calibration_support import (
     scripted,
     server_default,
 )
-from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
+from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
 from tests.support.scripted_openai import ScriptedOpenAI
 
 F, M = FAITHFUL, MISMATCH

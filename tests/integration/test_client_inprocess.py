@@ -11,7 +11,7 @@ import pytest
 
 from app.client import AsyncClient, Backoff, Batch, FaithScreenError, Screening
 from app.client.models import BatchResult, Calibration
-from tests.integration.conftest import Api
+from tests.support.in_process_api import Api
 from tests.support.scripted_openai import FAITHFUL_REPLY, contract_reply
 
 INFORMAL = "For every natural number n, n + 0 = n."

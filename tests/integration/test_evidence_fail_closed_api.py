@@ -9,9 +9,9 @@ from typing import Any
 import pytest
 
 import app.evidence.counted_set
-from tests.integration.batches_support import post_batch, results, wait_batch_done
-from tests.integration.conftest import Api
 from tests.integration.test_api_screenings import fetch, replies, submit, wait_done
+from tests.support.batches import post_batch, results, wait_batch_done
+from tests.support.in_process_api import Api
 
 
 def deep(depth: int) -> dict[str, Any]:

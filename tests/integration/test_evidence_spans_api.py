@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 import app.evidence.counted_set
-from tests.integration.conftest import Api
 from tests.integration.test_api_screenings import fetch, replies, submit
+from tests.support.in_process_api import Api
 
 FORMAL = "theorem t\n    (n : ℕ := 5) (h : 0 < n) :\n    n + 0 = 5 := by sorry"
 

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from app.settings import Settings
-from tests.integration.conftest import (
+from tests.support.in_process_api import (
     TRANSLATOR_MODEL,
     Api,
     StartApi,

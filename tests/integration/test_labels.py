@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from tests.integration.batches_support import (
+from tests.support.batches import (
     NDJSON,
     error_of,
     get_json,
@@ -25,8 +25,8 @@ from tests.integration.batches_support import (
     results,
     row_counts,
 )
-from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
-from tests.integration.queue_support import pair, queue_items
+from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
+from tests.support.review_queue import pair, queue_items
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
 
 # Every character the tag alphabet allows, and the limits at their edges.

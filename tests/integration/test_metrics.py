@@ -16,8 +16,8 @@ from app.models.api_key import AccessRole
 from app.repositories import reviews
 from app.repositories.reviews import ReviewRecord
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi, assert_error_shape
-from tests.integration.queue_support import bearer, make_key, pair, submit
+from tests.support.in_process_api import Api, StartApi, assert_error_shape
+from tests.support.review_queue import bearer, make_key, pair, submit
 
 _SAMPLE = re.compile(r"^([a-z_]+)(?:\{(.*)\})? (\S+)$")
 _LABEL = re.compile(r'([a-z_]+)="((?:[^"\\]|\\.)*)"')

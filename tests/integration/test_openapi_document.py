@@ -14,7 +14,7 @@ from app.api.schemas import Accepted, ErrorBody
 from app.application import create_app
 from app.intake.requests import ScreeningRequest
 from app.settings import Settings
-from tests.integration.conftest import Api
+from tests.support.in_process_api import Api
 
 ERROR_REF = "#/components/schemas/ErrorBody"
 LATER_BODY = JsonBody(ScreeningRequest)

@@ -18,7 +18,7 @@ from app.llm import LLMClient
 from app.llm.redaction import REDACTED
 from app.models import Review
 from app.settings import ProviderSettings, Settings
-from tests.integration.conftest import TRANSLATOR_MODEL, Api, StartApi, provider
+from tests.support.in_process_api import TRANSLATOR_MODEL, Api, StartApi, provider
 from tests.support.scripted_openai import HttpError, RawBody, ScriptedOpenAI
 
 # Deliberately neither sk- nor Bearer shaped: only knowing the configured key redacts it.

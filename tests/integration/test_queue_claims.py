@@ -20,15 +20,15 @@ from app.repositories import queue_items
 from app.review_queue import service
 from app.settings import Settings
 from app.vocabulary import DecisionValue
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import (
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import (
     bearer,
     error_code,
     make_key,
     submit,
     wait_until_blocked,
 )
-from tests.integration.queue_support import queue_items as list_queue
+from tests.support.review_queue import queue_items as list_queue
 
 ALICE = Principal("alice", AccessRole.REVIEWER)
 BOB = Principal("bob", AccessRole.REVIEWER)

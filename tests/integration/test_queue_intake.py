@@ -20,9 +20,9 @@ from app.review_queue.enqueue import queue_as
 from app.settings import Settings
 from app.vocabulary import Pair
 from app.worker.failures import FailurePolicy
-from tests.integration.batches_support import post_batch, queued_item, wait_batch_done
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import pair, submit
+from tests.support.batches import post_batch, queued_item, wait_batch_done
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import pair, submit
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
 
 OUTCOMES = ("passed", "flagged", "needs_review")

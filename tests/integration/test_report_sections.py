@@ -33,8 +33,8 @@ from app.pipeline.screening import ScreeningPipeline
 from app.settings import Settings
 from app.worker.failures import FailurePolicy
 from app.worker.runner import Worker
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import pair
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import pair
 
 CODED = "evidence_review:contract_text_in_input"
 NONE_DECIDED = {"numerator": 0, "denominator": 0, "value": None, "low": None, "high": None,

@@ -35,7 +35,7 @@ from app.repositories import batches, decisions, pairs, queue_items, reviews, sc
 from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
 from app.vocabulary import DecisionKind, Pair, QueueStatus
-from tests.integration.conftest import Api
+from tests.support.in_process_api import Api
 
 BATCH = "00000000-0000-4000-8000-0000000000b1"
 T, J = "translator", "judge"

@@ -24,9 +24,9 @@ import pytest
 
 from app.models.api_key import AccessRole
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi, assert_error_shape
-from tests.integration.queue_support import bearer, make_key
 from tests.integration.test_auth_matrix import NEEDED, concrete
+from tests.support.in_process_api import Api, StartApi, assert_error_shape
+from tests.support.review_queue import bearer, make_key
 
 GOOD = {"informal": "For every n, n + 0 = n.", "formal": "theorem t (n : ℕ) : n + 0 = n := rfl"}
 JSON = {"content-type": "application/json"}

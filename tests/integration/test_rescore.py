@@ -44,8 +44,8 @@ from app.rescore import service
 from app.rescore.replay import CURRENT_PARSER, Parser
 from app.rescore.service import RescoreRun, rescore
 from app.vocabulary import Pair, ParseStatus, Verdict
-from tests.integration.batches_support import wait_batch_done
-from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL, Api
+from tests.support.batches import wait_batch_done
+from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
 from tests.support.scripted_openai import HttpError, Reply, contract_reply
 
 BATCH = "00000000-0000-4000-8000-0000000000c1"

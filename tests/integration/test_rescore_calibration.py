@@ -11,7 +11,6 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.contract import read_call
 from app.repositories import batches
-from tests.integration.conftest import Api
 from tests.integration.test_rescore import (
     BATCH,
     FAITHFUL,
@@ -20,6 +19,7 @@ from tests.integration.test_rescore import (
     sessions,  # noqa: F401 (a fixture)
     stored_screening,
 )
+from tests.support.in_process_api import Api
 
 
 async def seed_labelled(factory: async_sessionmaker[AsyncSession]) -> None:

@@ -18,8 +18,8 @@ from app.db.types import utcnow
 from app.models import Decision, QueueItem
 from app.models.api_key import AccessRole
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import (
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import (
     JUDGE_FAITHFUL,
     REPLIES,
     bearer,

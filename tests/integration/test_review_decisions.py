@@ -23,8 +23,8 @@ from app.review_queue import service
 from app.review_queue.service import ReviewRules
 from app.settings import Settings
 from app.vocabulary import DecisionValue, QueueStatus
-from tests.integration.conftest import StartApi
-from tests.integration.queue_support import Desk, desk_settings, error_code, open_desk, staffed
+from tests.support.in_process_api import StartApi
+from tests.support.review_queue import Desk, desk_settings, error_code, open_desk, staffed
 
 ALICE = Principal("alice", AccessRole.REVIEWER)
 

@@ -17,8 +17,8 @@ from app.db.types import utcnow
 from app.models import Decision, QueueItem, Screening
 from app.models.api_key import AccessRole
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import bearer, error_code, make_key, queue_items, submit
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import bearer, error_code, make_key, queue_items, submit
 
 
 @dataclass

@@ -20,8 +20,8 @@ from app.repositories import pairs, screenings
 from app.review_queue.enqueue import queue_for_review
 from app.settings import Settings
 from app.vocabulary import Pair
-from tests.integration.conftest import StartApi
-from tests.integration.queue_support import (
+from tests.support.in_process_api import StartApi
+from tests.support.review_queue import (
     Desk,
     bearer,
     desk_settings,

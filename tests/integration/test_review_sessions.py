@@ -20,8 +20,8 @@ from app.models import WebSession
 from app.repositories import api_keys
 from app.settings import Settings
 from app.web.session import CSRF_COOKIE, RAW_KEY_COOKIE, SESSION_COOKIE
-from tests.integration.conftest import Api, StartApi
-from tests.integration.queue_support import make_key, revoke
+from tests.support.in_process_api import Api, StartApi
+from tests.support.review_queue import make_key, revoke
 
 TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
 SIGN_IN_FORM = 'name="key"'

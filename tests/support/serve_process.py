@@ -8,7 +8,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -182,3 +182,7 @@ def submit_pair(client: httpx2.Client, marker: str) -> str:
     response = client.post("/v1/screenings", json=body)
     assert response.status_code == 202, response.text
     return str(response.json()["id"])
+
+
+# The `start_serve` fixture (tests/e2e/conftest.py): start(env, *args) -> a running serve.
+StartServe = Callable[..., ServeProcess]

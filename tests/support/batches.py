@@ -13,7 +13,7 @@ import pytest
 from sqlalchemy import func, select
 
 from app.models import Batch, Job, PairRow, Review, Screening
-from tests.integration.conftest import Api
+from tests.support.in_process_api import Api
 from tests.support.scripted_openai import contract_reply
 
 TRANSLATOR_FAITHFUL = contract_reply("FAITHFUL")

@@ -11,7 +11,7 @@ from typing import Any
 
 from app.evidence import run_checks
 from app.vocabulary import Pair
-from tests.integration.conftest import JUDGE_MODEL, TRANSLATOR_MODEL
+from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL
 from tests.support.scripted_openai import RecordedRequest, Reply, contract_reply
 
 ROOT = Path(__file__).resolve().parents[2]

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.auth import service
 from app.models.api_key import AccessRole
 from app.settings import Settings
-from tests.integration.conftest import Api, StartApi
+from tests.support.in_process_api import Api, StartApi
 from tests.support.scripted_openai import contract_reply
 
 FAITHFUL = contract_reply("FAITHFUL")
