@@ -75,10 +75,14 @@ def command_paths() -> list[list[str]]:
     paths: list[list[str]] = []
 
     # Any: typer builds its commands with a click of its own, not importable in public.
+    # Asked through list_commands/get_command, as click asks: `faithscreen` loads a
+    # command's module only then (app/cli/root.py), so `.commands` alone would list only
+    # what this process happened to import before.
     def walk(command: Any, path: list[str]) -> None:
         paths.append(path)
-        for name, sub in getattr(command, "commands", {}).items():
-            walk(sub, [*path, name])
+        if hasattr(command, "list_commands"):
+            for name in command.list_commands(None):
+                walk(command.get_command(None, name), [*path, name])
 
     walk(typer.main.get_command(cli), [])
     return paths
