@@ -385,10 +385,12 @@ def _token_places(
 ) -> tuple[list[int], list[int]]:
     """Each kept token's offset in `source` (`count` of them), and the offsets of its line
     breaks. Blanking gives the stripped text's tokens but one: a `"` that ends the source
-    is one quote there and two tokens in the stripped text; the second gets its place."""
+    is one quote there and two tokens in the stripped text; the second gets its place.
+    (A kept run reaching past the places found says so; runs may skip tokens before it.)"""
     blanked = blank_comments_and_strings(source)
     starts = list(map(re.Match.start, _TOKEN_PLACES.finditer(blanked)))
-    if blanked.endswith('"') and starts and len(starts) < sum(b - a for a, b in kept):
+    reached = max((stop for _, stop in kept), default=0)
+    if blanked.endswith('"') and starts and len(starts) < reached:
         starts.append(starts[-1])
     runs = kept or ((0, len(starts)),)
     rows = list(map(re.Match.start, _LINE_BREAK.finditer(source)))

@@ -5,6 +5,7 @@ table to see which worker held what."""
 from __future__ import annotations
 
 import itertools
+import signal
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -70,6 +71,20 @@ def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20) -> An
     return found
 
 
+def freeze_holding(worker: WorkerProcess, held: Callable[[], list[str]]) -> list[str]:
+    """Stop `worker` (SIGSTOP) at a moment it holds jobs, and return them. Seen holding
+    jobs, a running worker may finish them before a signal lands; stopped, it cannot, so
+    what it holds is read after the stop, and the stop is tried again if that was nothing."""
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        wait_for(held, "the worker holds jobs")
+        worker.process.send_signal(signal.SIGSTOP)
+        if jobs := held():
+            return jobs
+        worker.process.send_signal(signal.SIGCONT)
+    raise AssertionError("the worker was never stopped while holding a job")
+
+
 def jobs_by_screening(database_url: str) -> dict[str, dict[str, Any]]:
     return {row["screening_id"]: row for row in db_rows(database_url, JOBS)}
 
@@ -126,10 +141,9 @@ def test_a_killed_worker_s_jobs_are_reclaimed_after_the_lease(
                 return [s for s, j in jobs if (j["status"], j["lease_owner"]) == victim_lease]
 
             victim_lease = ("running", victim.owner)
-            wait_for(held_by_victim, "the victim holds jobs")
+            held = freeze_holding(victim, held_by_victim)
             victim.kill()
-            held = held_by_victim()  # frozen now: a dead worker changes nothing
-            assert held
+            assert held == held_by_victim()  # a stopped, then dead, worker changes nothing
             check_each_screened_once(client, ids)
     jobs = jobs_by_screening(database_url)
     for sid in held:  # taken over once the lease lapsed, and counted

@@ -24,6 +24,7 @@ def spanned(source: str, place: tuple[int, int, int]) -> str:
 @settings(max_examples=400)
 @given(SOURCES)
 @example('theorem t /- a\n b -/ (x : ℝ) "s\ntr" := by\n  simp\nx')
+@example('by)"')  # a tactic block dropped before an unterminated string that ends it
 def test_every_token_span_covers_exactly_that_token(source: str) -> None:
     tokens = lean_tokens(source)
     for index, text in enumerate(tokens.texts):
