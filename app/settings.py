@@ -25,6 +25,10 @@ from pydantic_settings import (
 from app.vocabulary import SINGLE_JUDGE, PanelRule, Role
 
 DEFAULT_DATABASE_URL = "sqlite:///faithscreen.db"
+# Where the migrations are, when not beside the package (the Docker image copies them
+# there): read by app.db.migrate, outside these settings, so no command imports Alembic
+# to learn the name.
+MIGRATIONS_DIR_ENV = "FAITHSCREEN_MIGRATIONS_DIR"
 
 
 class ProviderSettings(BaseModel):

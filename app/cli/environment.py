@@ -18,9 +18,9 @@ from pydantic import BaseModel, SecretStr, ValidationError
 from pydantic.fields import FieldInfo
 from pydantic_settings import SettingsError
 
-from app.db.migrate import MIGRATIONS_DIR_ENV
 from app.settings import (
     JUDGES_ENV,
+    MIGRATIONS_DIR_ENV,
     PANEL_ERROR,
     ProviderSettings,
     Settings,

@@ -18,8 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 import app
 from app.db.engine import sync_url
-
-MIGRATIONS_DIR_ENV = "FAITHSCREEN_MIGRATIONS_DIR"
+from app.settings import MIGRATIONS_DIR_ENV
 
 
 def migrations_dir() -> Path:
