@@ -31,7 +31,7 @@ from app.evidence.shadowed_binder import find_shadowed_binder
 from app.evidence.truncating_subtraction import find_truncating_subtraction
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-3"
+EVIDENCE_VERSION = "evidence-4"
 CHECK_FAILED = "check_failed"
 
 CONTRACT_TEXT_IN_INPUT = Check(

@@ -386,7 +386,8 @@ def _token_places(
     """Each kept token's offset in `source` (`count` of them), and the offsets of its line
     breaks. Blanking gives the stripped text's tokens but one: a `"` that ends the source
     is one quote there and two tokens in the stripped text; the second gets its place.
-    (A kept run reaching past the places found says so; runs may skip tokens before it.)"""
+    The furthest kept run tells whether that extra token is there (the runs' lengths do
+    not: runs may skip tokens before it, a dropped tactic block's)."""
     blanked = blank_comments_and_strings(source)
     starts = list(map(re.Match.start, _TOKEN_PLACES.finditer(blanked)))
     reached = max((stop for _, stop in kept), default=0)

@@ -101,7 +101,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     ids = await seed(sessions)
     run = await rescore(sessions, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0)
     diff = run.diff
-    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-3"
+    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-4"
     assert dict(diff.transitions) == {"passed -> flagged": 1, "passed -> needs_review": 1}
     assert sorted(diff.changed_ids) == sorted([ids["default"], ids["distance"]])
     assert diff.unversioned == 0
@@ -115,7 +115,7 @@ async def test_applying_stores_the_new_findings_with_their_spans(
     await rescore(sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
 
     default = await stored(sessions, ids["default"])
-    assert (default.outcome, default.evidence_version) == ("flagged", "evidence-3")
+    assert (default.outcome, default.evidence_version) == ("flagged", "evidence-4")
     assert "evidence_flag:binder_default" in default.reasons
     (finding,) = default.evidence
     assert finding["code"] == "binder_default" and finding["severity"] == "flag"
