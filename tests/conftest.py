@@ -124,12 +124,14 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ]
-)
+# Each test that takes a database runs once on each kind (PostgreSQL only where set up).
+BOTH_DATABASES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
+]
+
+
+@pytest.fixture(params=BOTH_DATABASES)
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
     if request.param == "sqlite":
         path = tmp_path / "faithscreen.db"
@@ -137,6 +139,15 @@ def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
         return f"sqlite:///{path}"
     url: str = request.getfixturevalue("postgres_database_url")
     empty_all(url)
+    return url
+
+
+@pytest.fixture(params=BOTH_DATABASES)
+def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """A database of each kind with no tables yet: for tests of the migrations themselves."""
+    if request.param == "sqlite":
+        return f"sqlite:///{tmp_path / 'empty.db'}"
+    url: str = request.getfixturevalue("new_postgres_database")
     return url
 
 
@@ -174,3 +185,12 @@ def fresh_settings() -> Iterator[None]:
     get_settings.cache_clear()
     yield
     get_settings.cache_clear()
+
+
+@pytest.fixture
+def no_faithscreen_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Settings read from the test's own environment only: every FAITHSCREEN_ variable of
+    the process running the suite is removed (fresh_settings clears the cache)."""
+    for name in os.environ:
+        if name.startswith("FAITHSCREEN_"):
+            monkeypatch.delenv(name)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -58,18 +57,10 @@ async def test_readyz_with_one_role_missing_runs_no_worker(
     assert response.json() == READY | {"providers": providers, "worker": "none"}
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ]
-)
-def behind_head_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+@pytest.fixture
+def behind_head_url(empty_database_url: str) -> str:
     """A database migrated to the revision before head."""
-    if request.param == "sqlite":
-        url = f"sqlite:///{tmp_path / 'behind.db'}"
-    else:
-        url = request.getfixturevalue("new_postgres_database")
+    url = empty_database_url
     scripts = ScriptDirectory(str(migrations_dir()))
     before_head = scripts.get_revision(head_revision()).down_revision
     assert isinstance(before_head, str)

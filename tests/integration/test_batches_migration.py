@@ -5,7 +5,6 @@ gives the schema before batches (0001_initial) back with the data."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -28,18 +27,11 @@ ROWS = [
 ]
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ]
-)
-def at_initial(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sa.Engine]:
+@pytest.fixture
+def at_initial(empty_database_url: str) -> Iterator[sa.Engine]:
     """A database at the first revision (0001_initial), holding one screening with a job
     and a review."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    if request.param == "postgres":
-        url = request.getfixturevalue("new_postgres_database")
+    url = empty_database_url
     command.upgrade(alembic_config(url), "0001_initial")
     engine = sa.create_engine(sync_url(url), poolclass=sa.NullPool)
     with engine.begin() as connection:

@@ -6,7 +6,6 @@ two judges' first attempts coexist while one judge's attempt is still stored onc
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
@@ -35,17 +34,10 @@ REVIEW = (
 )
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ]
-)
-def upgraded(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[sa.Engine]:
+@pytest.fixture
+def upgraded(empty_database_url: str) -> Iterator[sa.Engine]:
     """A database with a single-judge screening's reviews at 0009, then upgraded to 0010."""
-    url = f"sqlite:///{tmp_path / 'old.db'}"
-    if request.param == "postgres":
-        url = request.getfixturevalue("new_postgres_database")
+    url = empty_database_url
     command.upgrade(alembic_config(url), "0009_review_workbench")
     engine = sa.create_engine(sync_url(url), poolclass=sa.NullPool)
     with engine.begin() as connection:

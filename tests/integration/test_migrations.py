@@ -30,19 +30,6 @@ from app.models import metadata
 VERSIONS = migrations_dir() / "versions"
 
 
-@pytest.fixture(
-    params=[
-        pytest.param("sqlite", id="sqlite"),
-        pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
-    ]
-)
-def empty_database_url(request: pytest.FixtureRequest, tmp_path: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'empty.db'}"
-    url: str = request.getfixturevalue("new_postgres_database")
-    return url
-
-
 def schema_differences(url: str) -> list[object]:
     engine = sa.create_engine(sync_url(url), poolclass=sa.NullPool)
     try:

@@ -44,8 +44,36 @@ def provider_env(base_url: str, **overrides: str) -> dict[str, str]:
     return env
 
 
-class ServeProcess:
+class _ServiceProcess:
+    """A `faithscreen` process writing to `log`: stopped as the service is stopped."""
+
+    name = "faithscreen"
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    def terminate(self, timeout: float = 30) -> float:
+        """SIGTERM, then wait; returns how long the process took to exit."""
+        started = time.monotonic()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                log = self.log.read_text()
+                raise AssertionError(f"{self.name} ignored SIGTERM:\n{log}") from None
+        return time.monotonic() - started
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+            self.process.wait()
+
+
+class ServeProcess(_ServiceProcess):
     """`faithscreen serve` on a free loopback port; its output goes to a log file."""
+
+    name = "serve"
 
     def __init__(self, database_url: str, env: Mapping[str, str], log: Path, *args: str) -> None:
         self.port = free_port()
@@ -83,24 +111,6 @@ class ServeProcess:
     def client(self) -> httpx2.Client:
         return httpx2.Client(base_url=self.base_url, timeout=30)
 
-    def terminate(self, timeout: float = 30) -> float:
-        """SIGTERM, then wait; returns how long the process took to exit."""
-        started = time.monotonic()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-                raise AssertionError(f"serve ignored SIGTERM:\n{self.log.read_text()}") from None
-        return time.monotonic() - started
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
-
 
 def wait_done(client: httpx2.Client, screening_id: str, timeout: float = 60) -> dict[str, Any]:
     """Poll a screening until its status is `done`; fail with the last body otherwise."""
@@ -116,9 +126,11 @@ def wait_done(client: httpx2.Client, screening_id: str, timeout: float = 60) -> 
     raise AssertionError(f"screening {screening_id} not done in {timeout}s: {body}")
 
 
-class WorkerProcess:
+class WorkerProcess(_ServiceProcess):
     """`faithscreen worker` (no HTTP port); its output goes to `log`. Ready once it has
     logged its start; `owner` is the name it holds leases under."""
+
+    name = "worker"
 
     def __init__(self, database_url: str, env: Mapping[str, str], log: Path) -> None:
         self.log = log
@@ -143,23 +155,6 @@ class WorkerProcess:
                 raise AssertionError(f"worker exited early:\n{self.log.read_text()}")
             time.sleep(0.05)
         raise AssertionError(f"worker did not start:\n{self.log.read_text()}")
-
-    def terminate(self, timeout: float = 30) -> float:
-        """SIGTERM, then wait; returns how long the process took to exit."""
-        started = time.monotonic()
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGTERM)
-            try:
-                self.process.wait(timeout=timeout)
-            except subprocess.TimeoutExpired:
-                self.kill()
-                raise AssertionError(f"worker ignored SIGTERM:\n{self.log.read_text()}") from None
-        return time.monotonic() - started
-
-    def kill(self) -> None:
-        if self.process.poll() is None:
-            self.process.kill()
-            self.process.wait()
 
 
 def db_rows(database_url: str, query: str, **params: Any) -> list[dict[str, Any]]:

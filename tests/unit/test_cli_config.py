@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +14,6 @@ from typer.testing import CliRunner
 
 import app.cli.config  # noqa: F401 -- registers the command on `cli`
 from app.cli.root import cli
-from app.settings import get_settings
 
 FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
 API_KEY = "sk-translator-very-secret"
@@ -32,15 +30,7 @@ ENV = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fresh_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    """The settings are cached per process: read them again from this test's environment."""
-    for name in os.environ:
-        if name.startswith("FAITHSCREEN_"):
-            monkeypatch.delenv(name)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_faithscreen_env")
 
 
 def config(env: dict[str, str]) -> tuple[str, dict[str, Any]]:

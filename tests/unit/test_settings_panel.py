@@ -4,8 +4,6 @@ the one-line refusals (exit 2) naming the variable to fix."""
 from __future__ import annotations
 
 import json
-import os
-from collections.abc import Iterator
 
 import pytest
 from typer.testing import CliRunner
@@ -13,7 +11,7 @@ from typer.testing import CliRunner
 import app.cli.config  # noqa: F401 -- registers the command on `cli`
 from app.cli.environment import ignored_judge_warning, unknown_variable_warnings
 from app.cli.root import cli
-from app.settings import Settings, get_settings
+from app.settings import Settings
 from app.vocabulary import SINGLE_JUDGE
 
 PANEL = {
@@ -31,14 +29,7 @@ PANEL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def fresh_settings(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
-    for name in os.environ:
-        if name.startswith("FAITHSCREEN_"):
-            monkeypatch.delenv(name)
-    get_settings.cache_clear()
-    yield
-    get_settings.cache_clear()
+pytestmark = pytest.mark.usefixtures("no_faithscreen_env")
 
 
 def settings_of(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> Settings:
