@@ -55,20 +55,18 @@ import tempfile
 import time
 import tracemalloc
 import zlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
-from scratch_db import fresh_database
+from scratch_db import fresh_database, session_factory
 from sqlalchemy import text
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.calibration.service import batch_calibration, compare_batches
-from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.evidence import run_checks
 from app.intake.batches import BatchBody, submit_batch
@@ -301,15 +299,6 @@ def provider_result(
 
 
 # --- Measuring --------------------------------------------------------------------------------
-
-
-@asynccontextmanager
-async def session_factory(url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(url)
-    try:
-        yield make_session_factory(engine)
-    finally:
-        await engine.dispose()
 
 
 Call = Callable[[AsyncSession], Awaitable[Any]]

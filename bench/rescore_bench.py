@@ -47,21 +47,18 @@ import re
 import resource
 import tempfile
 import time
-from collections.abc import AsyncIterator
 from concurrent.futures import ProcessPoolExecutor
-from contextlib import asynccontextmanager
 from dataclasses import dataclass, replace
 from multiprocessing import get_context
 from pathlib import Path
 from typing import Any
 
 import httpx2
-from scratch_db import fresh_database
+from scratch_db import fresh_database, session_factory
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.application import create_app
 from app.contract.reading import Reading
-from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.repositories import rescores
 from app.repositories.rescore_rows import StoredCall
@@ -168,15 +165,6 @@ class Result:
 
 
 Loaded = list[tuple[StoredScreening, list[StoredCall]]]
-
-
-@asynccontextmanager
-async def session_factory(url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(url)
-    try:
-        yield make_session_factory(engine)
-    finally:
-        await engine.dispose()
 
 
 async def load_calls(sessions: async_sessionmaker[AsyncSession], count: int) -> Loaded:

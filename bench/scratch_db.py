@@ -5,12 +5,15 @@ benchmarks beside it (run as scripts, so this folder is on sys.path)."""
 from __future__ import annotations
 
 import secrets
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
 
 import psycopg
 from psycopg import sql
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.db.engine import create_engine, make_session_factory
 
 
 @contextmanager
@@ -26,3 +29,13 @@ def fresh_database(kind: str, postgres_url: str, workdir: Path) -> Iterator[str]
             yield admin_url.rsplit("/", 1)[0] + "/" + name
         finally:
             admin.execute(sql.SQL("DROP DATABASE {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
+@asynccontextmanager
+async def session_factory(url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
+    """The service's own sessions on `url`, its engine disposed of afterwards."""
+    engine = create_engine(url)
+    try:
+        yield make_session_factory(engine)
+    finally:
+        await engine.dispose()
