@@ -14,14 +14,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
-from collections.abc import AsyncIterator
 
-import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.contract import PARSER_VERSION, parse_reply
-from app.db.engine import create_engine, make_session_factory
 from app.evidence import EVIDENCE_VERSION
 from app.models import QueueItem, RulingRow
 from app.policy import POLICY_VERSION
@@ -46,13 +43,6 @@ CONTRACT_1 = {
     FAITHFUL: ("faithful", "ok", "The formal statement says what the informal one says.",
                "none"),
 }  # fmt: skip
-
-
-@pytest.fixture
-async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(database_url)
-    yield make_session_factory(engine)
-    await engine.dispose()
 
 
 async def stored_under_contract_1(
@@ -81,8 +71,8 @@ async def stored_under_contract_1(
     return screening.id
 
 
-async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
-    async with sessions() as session:
+async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+    async with session_factory() as session:
         ids = {
             "supplied": await stored_under_contract_1(session, 1, HIDDEN, supplied=True),
             "called": await stored_under_contract_1(session, 2, HIDDEN, supplied=False),
@@ -101,10 +91,10 @@ def test_the_stored_readings_are_what_the_strict_reading_still_finds() -> None:
 
 
 async def test_a_dry_run_shows_the_hidden_mismatch_moving_under_the_new_versions(
-    sessions: async_sessionmaker[AsyncSession], database_url: str
+    session_factory: async_sessionmaker[AsyncSession], database_url: str
 ) -> None:
-    ids = await seed(sessions)
-    before = await counts(sessions)
+    ids = await seed(session_factory)
+    before = await counts(session_factory)
 
     diff = json.loads(await asyncio.to_thread(run_cli, database_url, "--all", "--json"))
 
@@ -122,14 +112,14 @@ async def test_a_dry_run_shows_the_hidden_mismatch_moving_under_the_new_versions
     # one had no provider to ask, so its replay is complete.
     assert diff["incomplete"] == 1
     assert sorted(diff["changed_ids"]) == sorted([ids["supplied"], ids["called"]])
-    assert await counts(sessions) == before
-    assert await outcome_of(sessions, ids["supplied"]) == "passed"
+    assert await counts(session_factory) == before
+    assert await outcome_of(session_factory, ids["supplied"]) == "passed"
 
 
 async def test_the_text_diff_names_the_move_and_warns_of_nothing(
-    sessions: async_sessionmaker[AsyncSession], database_url: str
+    session_factory: async_sessionmaker[AsyncSession], database_url: str
 ) -> None:
-    await seed(sessions)
+    await seed(session_factory)
     output = await asyncio.to_thread(run_cli, database_url, "--all")
     assert f"parser contract-2, policy policy-1, evidence {EVIDENCE_VERSION}" in output
     assert "unchanged 1 (of which 1 under new versions), changed 2" in output
@@ -139,14 +129,16 @@ async def test_the_text_diff_names_the_move_and_warns_of_nothing(
 
 
 async def test_applying_puts_the_hidden_mismatch_in_the_queue_and_keeps_the_old_ruling(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    ids = await seed(sessions)
-    run = await rescore(sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0)
+    ids = await seed(session_factory)
+    run = await rescore(
+        session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0
+    )
     assert (run.diff.applied, run.diff.restamps_applied, run.diff.unversioned) == (2, 1, 0)
-    assert await outcome_of(sessions, ids["supplied"]) == "needs_review"
-    assert await outcome_of(sessions, ids["clean"]) == "passed"
-    async with sessions() as session:
+    assert await outcome_of(session_factory, ids["supplied"]) == "needs_review"
+    assert await outcome_of(session_factory, ids["clean"]) == "passed"
+    async with session_factory() as session:
         items = (await session.scalars(select(QueueItem))).all()
         mine = select(RulingRow).where(RulingRow.screening_id == ids["supplied"])
         rulings = (await session.scalars(mine.order_by(RulingRow.id))).all()

@@ -9,13 +9,9 @@ PostgreSQL. No model is called; both stored readings are faithful under today's 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-
-import pytest
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.contract import parse_reply
-from app.db.engine import create_engine, make_session_factory
 from app.evidence import EVIDENCE_VERSION
 from app.models import Screening
 from app.policy import POLICY_VERSION
@@ -40,13 +36,6 @@ OLD_FINDING = {
     "message": "the exponent `(1 / 3)` is computed in ℕ/ℤ",
     "severity": "review",
 }
-
-
-@pytest.fixture
-async def sessions(database_url: str) -> AsyncIterator[async_sessionmaker[AsyncSession]]:
-    engine = create_engine(database_url)
-    yield make_session_factory(engine)
-    await engine.dispose()
 
 
 async def stored_under_evidence_2(
@@ -75,9 +64,9 @@ async def stored_under_evidence_2(
     return screening.id
 
 
-async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
     old_reasons = ["evidence_review", "evidence_review:truncating_division"]
-    async with sessions() as session:
+    async with session_factory() as session:
         ids = {
             "default": await stored_under_evidence_2(session, "default", DEFAULT, "passed", []),
             "distance": await stored_under_evidence_2(session, "distance", DISTANCE, "passed", []),
@@ -88,33 +77,35 @@ async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
     return ids
 
 
-async def stored(sessions: async_sessionmaker[AsyncSession], screening_id: str) -> Screening:
-    async with sessions() as session:
+async def stored(session_factory: async_sessionmaker[AsyncSession], screening_id: str) -> Screening:
+    async with session_factory() as session:
         screening = await session.get(Screening, screening_id)
         assert screening is not None
         return screening
 
 
 async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    ids = await seed(sessions)
-    run = await rescore(sessions, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0)
+    ids = await seed(session_factory)
+    run = await rescore(
+        session_factory, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0
+    )
     diff = run.diff
     assert diff.evidence_version == EVIDENCE_VERSION == "evidence-4"
     assert dict(diff.transitions) == {"passed -> flagged": 1, "passed -> needs_review": 1}
     assert sorted(diff.changed_ids) == sorted([ids["default"], ids["distance"]])
     assert diff.unversioned == 0
-    assert (await stored(sessions, ids["default"])).outcome == "passed"  # nothing written
+    assert (await stored(session_factory, ids["default"])).outcome == "passed"  # nothing written
 
 
 async def test_applying_stores_the_new_findings_with_their_spans(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    ids = await seed(sessions)
-    await rescore(sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
+    ids = await seed(session_factory)
+    await rescore(session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
 
-    default = await stored(sessions, ids["default"])
+    default = await stored(session_factory, ids["default"])
     assert (default.outcome, default.evidence_version) == ("flagged", "evidence-4")
     assert "evidence_flag:binder_default" in default.reasons
     (finding,) = default.evidence
@@ -124,11 +115,11 @@ async def test_applying_stores_the_new_findings_with_their_spans(
         "formal", "(n : ℕ := 5)"
     )  # fmt: skip
 
-    distance = await stored(sessions, ids["distance"])
+    distance = await stored(session_factory, ids["distance"])
     assert distance.outcome == "needs_review"
     assert "evidence_review:function_space_distance" in distance.reasons
 
-    old = await stored(sessions, ids["old"])  # found again: the same outcome and reasons
+    old = await stored(session_factory, ids["old"])  # found again: the same outcome and reasons
     assert old.outcome == "needs_review"
     assert [f["code"] for f in old.evidence] == ["truncating_division"]
-    assert (await stored(sessions, ids["clean"])).outcome == "passed"
+    assert (await stored(session_factory, ids["clean"])).outcome == "passed"

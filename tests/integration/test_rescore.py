@@ -29,7 +29,7 @@ from typer.testing import CliRunner
 from app.cli.root import cli
 from app.contract import PARSER_VERSION, read_call
 from app.contract.reading import Reading
-from app.db.engine import create_engine, make_session_factory, sync_url
+from app.db.engine import sync_url
 from app.db.types import utcnow
 from app.evidence import EVIDENCE_VERSION
 from app.models import QueueItem, ReadingRow, Rescore, Review, RulingRow, Screening
@@ -73,10 +73,10 @@ def lenient_read(content: str | None, finish_reason: str | None) -> Reading:
 
 
 async def dry_run(
-    sessions: async_sessionmaker[AsyncSession], scope: Scope, parser: Parser | None = None
+    session_factory: async_sessionmaker[AsyncSession], scope: Scope, parser: Parser | None = None
 ) -> RescoreRun:
     return await rescore(
-        sessions, scope, apply=False, actor="t", format_retries=2, audit_rate=0.0,
+        session_factory, scope, apply=False, actor="t", format_retries=2, audit_rate=0.0,
         parser=parser or CURRENT_PARSER,
     )  # fmt: skip
 
@@ -126,8 +126,8 @@ async def stored_screening(
     return screening.id
 
 
-async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
-    async with sessions() as session:
+async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+    async with session_factory() as session:
         await batches.add(
             session, batch_id=BATCH, name="b", total=3, idempotency_key=None, body_sha256="0" * 64
         )
@@ -143,25 +143,18 @@ async def seed(sessions: async_sessionmaker[AsyncSession]) -> dict[str, str]:
     return ids
 
 
-@pytest.fixture
-async def sessions(database_url: str) -> Any:
-    engine = create_engine(database_url)
-    yield make_session_factory(engine)
-    await engine.dispose()
-
-
-async def counts(sessions: async_sessionmaker[AsyncSession]) -> dict[str, int]:
+async def counts(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, int]:
     models = {"readings": ReadingRow, "rulings": RulingRow, "rescores": Rescore}
     models |= {"reviews": Review, "queue_items": QueueItem}
-    async with sessions() as session:
+    async with session_factory() as session:
         return {
             name: (await session.execute(select(func.count()).select_from(model))).scalar_one()
             for name, model in models.items()
         }
 
 
-async def outcome_of(sessions: async_sessionmaker[AsyncSession], screening_id: str) -> str:
-    async with sessions() as session:
+async def outcome_of(session_factory: async_sessionmaker[AsyncSession], screening_id: str) -> str:
+    async with session_factory() as session:
         screening = await session.get(Screening, screening_id)
         assert screening is not None and screening.outcome is not None
         return screening.outcome
@@ -177,10 +170,10 @@ def run_cli(database_url: str, *args: str) -> str:
 
 
 async def test_a_dry_run_prints_the_diff_and_writes_nothing(
-    sessions: async_sessionmaker[AsyncSession], database_url: str, tmp_path: Path
+    session_factory: async_sessionmaker[AsyncSession], database_url: str, tmp_path: Path
 ) -> None:
-    ids = await seed(sessions)
-    before = await counts(sessions)
+    ids = await seed(session_factory)
+    before = await counts(session_factory)
     ids_file = tmp_path / "changed.txt"
     output = await asyncio.to_thread(run_cli, database_url, "--all", "--changed-ids", str(ids_file))
     assert "Replayed 4 screenings" in output
@@ -192,14 +185,14 @@ async def test_a_dry_run_prints_the_diff_and_writes_nothing(
     assert re.search(r"ok/faithful -> ok/mismatch\s+2", output)
     assert "Dry run: nothing was written" in output
     assert sorted(ids_file.read_text().split()) == sorted([ids["quoted"], ids["elsewhere"]])
-    assert await counts(sessions) == before
-    assert await outcome_of(sessions, ids["quoted"]) == "passed"
+    assert await counts(session_factory) == before
+    assert await outcome_of(session_factory, ids["quoted"]) == "passed"
 
 
 async def test_the_scope_is_one_batch_or_a_time(
-    sessions: async_sessionmaker[AsyncSession], database_url: str
+    session_factory: async_sessionmaker[AsyncSession], database_url: str
 ) -> None:
-    ids = await seed(sessions)
+    ids = await seed(session_factory)
     output = await asyncio.to_thread(run_cli, database_url, "--batch", BATCH, "--json")
     diff = json.loads(output)
     assert (diff["considered"], diff["changed"], diff["changed_ids"]) == (3, 1, [ids["quoted"]])
@@ -218,9 +211,9 @@ def test_exactly_one_scope_is_required(database_url: str) -> None:
 
 
 async def test_applying_over_the_api_adds_rows_and_keeps_the_old_ones(
-    api: Api, sessions: async_sessionmaker[AsyncSession]
+    api: Api, session_factory: async_sessionmaker[AsyncSession]
 ) -> None:
-    ids = await seed(sessions)
+    ids = await seed(session_factory)
     response = await api.client.post("/v1/rescore", json={"batch_id": BATCH, "apply": True})
     assert response.status_code == 200, response.text
     body = response.json()
@@ -228,10 +221,10 @@ async def test_applying_over_the_api_adds_rows_and_keeps_the_old_ones(
     assert body["versions"] == {
         "parser": PARSER_VERSION, "policy": POLICY_VERSION, "evidence": EVIDENCE_VERSION
     }  # fmt: skip
-    assert await outcome_of(sessions, ids["quoted"]) == "flagged"
-    assert await outcome_of(sessions, ids["elsewhere"]) == "passed"  # not in the batch
+    assert await outcome_of(session_factory, ids["quoted"]) == "flagged"
+    assert await outcome_of(session_factory, ids["elsewhere"]) == "passed"  # not in the batch
 
-    async with sessions() as session:
+    async with session_factory() as session:
         rulings = (await session.scalars(select(RulingRow).order_by(RulingRow.id))).all()
         readings = (await session.scalars(select(ReadingRow).order_by(ReadingRow.review_id))).all()
         mine = select(Review).where(Review.screening_id == ids["quoted"]).order_by(Review.id)
@@ -270,10 +263,10 @@ async def test_applying_over_the_api_adds_rows_and_keeps_the_old_ones(
     assert (clean["rulings"], clean["readings"]) == ([], [])
 
     # Applied twice: the second run finds nothing to change and writes nothing.
-    before = await counts(sessions)
+    before = await counts(session_factory)
     again = await api.client.post("/v1/rescore", json={"batch_id": BATCH, "apply": True})
     assert (again.json()["changed"], again.json()["applied"]) == (0, 0)
-    assert {k: v for k, v in (await counts(sessions)).items() if k != "rescores"} == {
+    assert {k: v for k, v in (await counts(session_factory)).items() if k != "rescores"} == {
         k: v for k, v in before.items() if k != "rescores"
     }
 
@@ -286,19 +279,19 @@ async def test_the_api_wants_exactly_one_scope(api: Api) -> None:
 
 
 async def test_a_screening_moved_to_needs_review_is_queued(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    async with sessions() as session:
+    async with session_factory() as session:
         moved = await stored_screening(
             session, 5, (UNREADABLE, FAITHFUL), batch_id=None, read=lenient_read
         )
         await session.commit()
     run = await rescore(
-        sessions, Scope(), apply=True, actor="test", format_retries=2, audit_rate=0.0
+        session_factory, Scope(), apply=True, actor="test", format_retries=2, audit_rate=0.0
     )
     assert run.diff.as_json()["transitions"] == {"passed -> needs_review": 1}
     assert run.diff.incomplete == 1  # the format retry the new parser wants was never made
-    async with sessions() as session:
+    async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
         report = await summary_report(session, ReportFilters(role="translator"))
     assert (item.screening_id, item.reasons, item.audit) == (moved, ["translator_missing"], False)
@@ -326,12 +319,12 @@ async def test_a_parser_change_is_replayed_and_diffed_without_a_model(
     assert done["outcomes"] == {"passed": 2, "flagged": 1, "needs_review": 0}
     calls = len(scripted_openai.requests)
 
-    sessions = api.runtime.sessions
-    same = await dry_run(sessions, Scope(batch_id=batch))
+    session_factory = api.runtime.sessions
+    same = await dry_run(session_factory, Scope(batch_id=batch))
     assert (same.diff.considered, same.diff.changed) == (3, 0)
 
     changed = Parser(read=naive_read, version="naive-1")
-    summary = (await dry_run(sessions, Scope(batch_id=batch), changed)).diff.as_json()
+    summary = (await dry_run(session_factory, Scope(batch_id=batch), changed)).diff.as_json()
     assert summary["transitions"] == {"flagged -> passed": 1}
     assert summary["reasons_removed"] == {"translator_mismatch": 1}
     assert summary["versions"]["parser"] == "naive-1"
@@ -347,15 +340,15 @@ async def test_a_parser_change_without_a_new_version_is_reported_and_not_applied
     accepted = await api.client.post("/v1/batches", json={"items": [item]})
     batch = accepted.json()["id"]
     await wait_batch_done(api, batch)
-    sessions = api.runtime.sessions
-    before = await counts(sessions)
+    session_factory = api.runtime.sessions
+    before = await counts(session_factory)
     unbumped = Parser(read=naive_read, version=PARSER_VERSION)
     run = await rescore(
-        sessions, Scope(batch_id=batch), apply=True, actor="t", format_retries=2,
+        session_factory, Scope(batch_id=batch), apply=True, actor="t", format_retries=2,
         audit_rate=0, parser=unbumped,
     )  # fmt: skip
     assert (run.diff.changed, run.diff.unversioned, run.diff.applied) == (1, 1, 0)
-    after = await counts(sessions)
+    after = await counts(session_factory)
     assert after["rescores"] == before["rescores"] + 1  # the run itself is recorded
     assert {k: after[k] for k in ("readings", "rulings")} == {"readings": 0, "rulings": 0}
 
@@ -370,11 +363,11 @@ async def test_a_parser_change_without_a_new_version_is_reported_and_not_applied
     "DELETE FROM rulings",
 ])  # fmt: skip
 async def test_readings_and_rulings_refuse_changes_in_raw_sql(
-    sessions: async_sessionmaker[AsyncSession], statement: str
+    session_factory: async_sessionmaker[AsyncSession], statement: str
 ) -> None:
-    await seed(sessions)
-    await rescore(sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0)
-    async with sessions() as session:
+    await seed(session_factory)
+    await rescore(session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0)
+    async with session_factory() as session:
         with pytest.raises(DBAPIError, match="append-only"):
             await session.execute(text(statement))
 
@@ -457,32 +450,32 @@ async def test_an_unknown_batch_is_404_over_the_api_and_exit_1_in_the_cli(
 
 
 async def test_cli_apply_restamps_what_stays_and_a_later_unbumped_change_is_caught(
-    sessions: async_sessionmaker[AsyncSession], database_url: str
+    session_factory: async_sessionmaker[AsyncSession], database_url: str
 ) -> None:
-    async with sessions() as session:
+    async with session_factory() as session:
         kept = await stored_screening(session, 1, (FAITHFUL, FAITHFUL), batch_id=None)
         await session.commit()
     output = await asyncio.to_thread(run_cli, database_url, "--all", "--apply")
     assert "unchanged 1 (of which 1 under new versions), changed 0" in output
     assert "0 outcomes moved, 1 kept under the new versions" in output
-    assert await counts(sessions) | {"queue_items": 0} == {
+    assert await counts(session_factory) | {"queue_items": 0} == {
         "readings": 2, "rulings": 2, "rescores": 1, "reviews": 2, "queue_items": 0
     }  # fmt: skip
-    assert await outcome_of(sessions, kept) == "passed"
+    assert await outcome_of(session_factory, kept) == "passed"
     # Every screening in scope now stands under the current versions, so a parser changed
     # without its version shows as such, and is not applied.
     unbumped = Parser(read=naive_read, version=PARSER_VERSION)
     run = await rescore(
-        sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0,
+        session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0,
         parser=unbumped,
     )  # fmt: skip
     assert (run.diff.unversioned, run.diff.applied, run.diff.restamps_applied) == (1, 0, 0)
 
 
-async def queued_unreadable(sessions: async_sessionmaker[AsyncSession]) -> str:
+async def queued_unreadable(session_factory: async_sessionmaker[AsyncSession]) -> str:
     """A needs_review screening in the queue, stored by a parser that could read nothing
     (the current one reads its translator reply as MISMATCH)."""
-    async with sessions() as session:
+    async with session_factory() as session:
         screening_id = await stored_screening(
             session, 1, (QUOTING, FAITHFUL), batch_id=None, outcome="needs_review",
             reasons=("translator_missing",), read=unreadable_read,
@@ -496,12 +489,14 @@ async def queued_unreadable(sessions: async_sessionmaker[AsyncSession]) -> str:
 
 
 async def test_a_waiting_queue_item_takes_the_new_reasons(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    moved = await queued_unreadable(sessions)
-    run = await rescore(sessions, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0)
+    moved = await queued_unreadable(session_factory)
+    run = await rescore(
+        session_factory, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0
+    )
     assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
-    async with sessions() as session:
+    async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
     assert (item.screening_id, item.status, item.reasons) == (
         moved,
@@ -510,16 +505,23 @@ async def test_a_waiting_queue_item_takes_the_new_reasons(
     )
 
 
-async def apply_batch(sessions: async_sessionmaker[AsyncSession]) -> RescoreRun:
+async def apply_batch(session_factory: async_sessionmaker[AsyncSession]) -> RescoreRun:
     return await rescore(
-        sessions, Scope(batch_id=BATCH), apply=True, actor="t", format_retries=2, audit_rate=0.0
+        session_factory,
+        Scope(batch_id=BATCH),
+        apply=True,
+        actor="t",
+        format_retries=2,
+        audit_rate=0.0,
     )
 
 
 async def test_a_screening_changed_meanwhile_is_left_for_the_next_run(
-    sessions: async_sessionmaker[AsyncSession], database_url: str, monkeypatch: pytest.MonkeyPatch
+    session_factory: async_sessionmaker[AsyncSession],
+    database_url: str,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    ids = await seed(sessions)
+    ids = await seed(session_factory)
     engine = sa.create_engine(sync_url(database_url), poolclass=sa.NullPool)
 
     def replay_while_someone_writes(*args: Any) -> Any:
@@ -532,19 +534,19 @@ async def test_a_screening_changed_meanwhile_is_left_for_the_next_run(
         return replay_all(*args)
 
     monkeypatch.setattr(service, "_replay_all", replay_while_someone_writes)
-    run = await apply_batch(sessions)
+    run = await apply_batch(session_factory)
     engine.dispose()
     assert (run.diff.changed, run.diff.applied, run.diff.raced) == (1, 0, 1)
-    assert await outcome_of(sessions, ids["quoted"]) == "passed"
+    assert await outcome_of(session_factory, ids["quoted"]) == "passed"
     monkeypatch.setattr(service, "_replay_all", replay_all)
-    again = await apply_batch(sessions)
+    again = await apply_batch(session_factory)
     assert (again.diff.applied, again.diff.raced) == (1, 0)
 
 
 async def test_a_run_that_fails_part_way_keeps_its_chunks_and_says_it_failed(
-    sessions: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
+    session_factory: async_sessionmaker[AsyncSession], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await seed(sessions)
+    await seed(session_factory)
     chunks = 0
 
     def fail_on_the_second_chunk(*args: Any) -> Any:
@@ -557,18 +559,24 @@ async def test_a_run_that_fails_part_way_keeps_its_chunks_and_says_it_failed(
     monkeypatch.setattr(service, "_replay_all", fail_on_the_second_chunk)
     with pytest.raises(RuntimeError, match="went away"):
         await rescore(
-            sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0, chunk=1
+            session_factory,
+            Scope(),
+            apply=True,
+            actor="t",
+            format_retries=2,
+            audit_rate=0.0,
+            chunk=1,
         )
-    async with sessions() as session:
+    async with session_factory() as session:
         run = (await session.scalars(select(Rescore))).one()
     assert run.summary["state"] == "failed"
     assert run.summary["considered"] == 1
 
 
 async def test_the_reviewer_sees_the_history_and_the_re_readings(
-    api: Api, sessions: async_sessionmaker[AsyncSession]
+    api: Api, session_factory: async_sessionmaker[AsyncSession]
 ) -> None:
-    await queued_unreadable(sessions)
+    await queued_unreadable(session_factory)
     response = await api.client.post("/v1/rescore", json={"all": True, "apply": True})
     assert response.json()["applied"] == 1
     item = (await api.client.get("/v1/queue")).json()["items"][0]
@@ -583,24 +591,30 @@ async def test_the_reviewer_sees_the_history_and_the_re_readings(
 
 
 async def test_a_screening_queued_by_rescoring_is_sampled_for_double_review(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    async with sessions() as session:
+    async with session_factory() as session:
         await stored_screening(session, 5, (UNREADABLE, FAITHFUL), batch_id=None, read=lenient_read)
         await session.commit()
     await rescore(
-        sessions, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0, double_rate=1.0
+        session_factory,
+        Scope(),
+        apply=True,
+        actor="t",
+        format_retries=2,
+        audit_rate=0.0,
+        double_rate=1.0,
     )
-    async with sessions() as session:
+    async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
     assert item.double_review is True
 
 
 async def test_an_item_answering_for_two_screenings_takes_both_their_new_reasons(
-    sessions: async_sessionmaker[AsyncSession],
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    first = await queued_unreadable(sessions)
-    async with sessions() as session:
+    first = await queued_unreadable(session_factory)
+    async with session_factory() as session:
         joined = await stored_screening(
             session, 1, (FAITHFUL,), batch_id=None, outcome="needs_review",
             reasons=("judge_missing",), read=lenient_read,
@@ -610,12 +624,14 @@ async def test_an_item_answering_for_two_screenings_takes_both_their_new_reasons
         )
         await queue_items.add(session, new)
         await session.commit()
-    async with sessions() as session:
+    async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()  # the second joined the first
         assert await queue_items.screening_ids(session, [item.id]) == {item.id: [first, joined]}
-    run = await rescore(sessions, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0)
+    run = await rescore(
+        session_factory, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0
+    )
     assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
-    async with sessions() as session:
+    async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
     # The moved screening's new reasons (not its stale one), and the joined one's as they are.
     assert (item.status, item.reasons) == ("open", ["translator_mismatch", "judge_missing"])
