@@ -81,6 +81,15 @@ async def dry_run(
     )  # fmt: skip
 
 
+async def applied(
+    session_factory: async_sessionmaker[AsyncSession], scope: Scope | None = None, **options: Any
+) -> RescoreRun:
+    """`rescore` applied (to every screening unless `scope` says otherwise), with two format
+    retries and no audit sampling unless `options` say otherwise."""
+    settings: dict[str, Any] = {"format_retries": 2, "audit_rate": 0.0} | options
+    return await rescore(session_factory, scope or Scope(), apply=True, actor="t", **settings)
+
+
 def unreadable_read(content: str | None, finish_reason: str | None) -> Reading:
     """An old parser that could read nothing."""
     return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "blind-0")
@@ -286,9 +295,7 @@ async def test_a_screening_moved_to_needs_review_is_queued(
             session, 5, (UNREADABLE, FAITHFUL), batch_id=None, read=lenient_read
         )
         await session.commit()
-    run = await rescore(
-        session_factory, Scope(), apply=True, actor="test", format_retries=2, audit_rate=0.0
-    )
+    run = await applied(session_factory)
     assert run.diff.as_json()["transitions"] == {"passed -> needs_review": 1}
     assert run.diff.incomplete == 1  # the format retry the new parser wants was never made
     async with session_factory() as session:
@@ -343,10 +350,7 @@ async def test_a_parser_change_without_a_new_version_is_reported_and_not_applied
     session_factory = api.runtime.sessions
     before = await counts(session_factory)
     unbumped = Parser(read=naive_read, version=PARSER_VERSION)
-    run = await rescore(
-        session_factory, Scope(batch_id=batch), apply=True, actor="t", format_retries=2,
-        audit_rate=0, parser=unbumped,
-    )  # fmt: skip
+    run = await applied(session_factory, Scope(batch_id=batch), parser=unbumped)
     assert (run.diff.changed, run.diff.unversioned, run.diff.applied) == (1, 1, 0)
     after = await counts(session_factory)
     assert after["rescores"] == before["rescores"] + 1  # the run itself is recorded
@@ -366,7 +370,7 @@ async def test_readings_and_rulings_refuse_changes_in_raw_sql(
     session_factory: async_sessionmaker[AsyncSession], statement: str
 ) -> None:
     await seed(session_factory)
-    await rescore(session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0)
+    await applied(session_factory)
     async with session_factory() as session:
         with pytest.raises(DBAPIError, match="append-only"):
             await session.execute(text(statement))
@@ -465,10 +469,7 @@ async def test_cli_apply_restamps_what_stays_and_a_later_unbumped_change_is_caug
     # Every screening in scope now stands under the current versions, so a parser changed
     # without its version shows as such, and is not applied.
     unbumped = Parser(read=naive_read, version=PARSER_VERSION)
-    run = await rescore(
-        session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0.0,
-        parser=unbumped,
-    )  # fmt: skip
+    run = await applied(session_factory, parser=unbumped)
     assert (run.diff.unversioned, run.diff.applied, run.diff.restamps_applied) == (1, 0, 0)
 
 
@@ -492,9 +493,7 @@ async def test_a_waiting_queue_item_takes_the_new_reasons(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     moved = await queued_unreadable(session_factory)
-    run = await rescore(
-        session_factory, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0
-    )
+    run = await applied(session_factory, format_retries=0)
     assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
     async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
@@ -506,14 +505,7 @@ async def test_a_waiting_queue_item_takes_the_new_reasons(
 
 
 async def apply_batch(session_factory: async_sessionmaker[AsyncSession]) -> RescoreRun:
-    return await rescore(
-        session_factory,
-        Scope(batch_id=BATCH),
-        apply=True,
-        actor="t",
-        format_retries=2,
-        audit_rate=0.0,
-    )
+    return await applied(session_factory, Scope(batch_id=BATCH))
 
 
 async def test_a_screening_changed_meanwhile_is_left_for_the_next_run(
@@ -558,15 +550,7 @@ async def test_a_run_that_fails_part_way_keeps_its_chunks_and_says_it_failed(
 
     monkeypatch.setattr(service, "_replay_all", fail_on_the_second_chunk)
     with pytest.raises(RuntimeError, match="went away"):
-        await rescore(
-            session_factory,
-            Scope(),
-            apply=True,
-            actor="t",
-            format_retries=2,
-            audit_rate=0.0,
-            chunk=1,
-        )
+        await applied(session_factory, chunk=1)
     async with session_factory() as session:
         run = (await session.scalars(select(Rescore))).one()
     assert run.summary["state"] == "failed"
@@ -596,15 +580,7 @@ async def test_a_screening_queued_by_rescoring_is_sampled_for_double_review(
     async with session_factory() as session:
         await stored_screening(session, 5, (UNREADABLE, FAITHFUL), batch_id=None, read=lenient_read)
         await session.commit()
-    await rescore(
-        session_factory,
-        Scope(),
-        apply=True,
-        actor="t",
-        format_retries=2,
-        audit_rate=0.0,
-        double_rate=1.0,
-    )
+    await applied(session_factory, double_rate=1.0)
     async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
     assert item.double_review is True
@@ -627,9 +603,7 @@ async def test_an_item_answering_for_two_screenings_takes_both_their_new_reasons
     async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()  # the second joined the first
         assert await queue_items.screening_ids(session, [item.id]) == {item.id: [first, joined]}
-    run = await rescore(
-        session_factory, Scope(), apply=True, actor="t", format_retries=0, audit_rate=0.0
-    )
+    run = await applied(session_factory, format_retries=0)
     assert run.diff.as_json()["transitions"] == {"needs_review -> flagged": 1}
     async with session_factory() as session:
         item = (await session.scalars(select(QueueItem))).one()
