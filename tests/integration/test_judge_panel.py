@@ -53,12 +53,6 @@ async def panel_api(start_api: StartApi, panel_settings: Settings) -> AsyncItera
         yield started
 
 
-@pytest.fixture
-async def single_api(start_api: StartApi, configured_settings: Settings) -> AsyncIterator[Api]:
-    async with start_api(configured_settings, with_worker=False) as started:
-        yield started
-
-
 def body(**extra: Any) -> dict[str, Any]:
     return {"informal": INFORMAL, "formal": FORMAL, **extra}
 
@@ -209,13 +203,13 @@ async def test_panel_replies_that_do_not_fit_are_a_422_naming_the_field(
     assert counts["screenings"] == 0
 
 
-async def test_without_a_panel_judges_and_panel_rule_are_refused(single_api: Api) -> None:
+async def test_without_a_panel_judges_and_panel_rule_are_refused(idle_api: Api) -> None:
     refused = {
         "replies.judges": body(replies=supplied(a=JUDGE_FAITHFUL)),
         "options.panel_rule": body(options={"panel_rule": "majority"}),
     }
     for field, payload in refused.items():
-        response = await single_api.client.post("/v1/screenings", json=payload)
+        response = await idle_api.client.post("/v1/screenings", json=payload)
         assert response.status_code == 422, response.text
         assert field in response.json()["error"]["message"]
 
