@@ -14,7 +14,7 @@ from alembic import context
 from alembic.autogenerate.api import AutogenContext
 
 from app.db.engine import sync_url
-from app.db.types import UTCDateTime
+from app.db.types import StrEnumType, UTCDateTime
 from app.models import metadata
 from app.settings import get_settings
 
@@ -35,6 +35,8 @@ def render_item(kind: str, obj: Any, _autogen_context: AutogenContext) -> str | 
     depend on application code that may change after it was written."""
     if kind == "type" and isinstance(obj, UTCDateTime):
         return "sa.DateTime(timezone=True)"
+    if kind == "type" and isinstance(obj, StrEnumType):
+        return f"sa.String(length={obj.length})"
     return False
 
 
