@@ -38,7 +38,7 @@ class DecidedItemOut(BaseModel):
     def of(cls, item: DecidedItem) -> DecidedItemOut:
         return cls(
             queue_item_id=item.queue_item_id,
-            decision=DecisionValue(item.decision),
+            decision=item.decision,
             decided_by=item.decided_by,
             decided_at=item.decided_at,
             screening_ids=item.screening_ids,

@@ -24,7 +24,7 @@ class KeyOut(BaseModel):
     def of(cls, record: ApiKey) -> KeyOut:
         return cls(
             name=record.name,
-            role=AccessRole(record.role),
+            role=record.role,
             prefix=record.key_prefix,
             created_at=record.created_at,
             revoked_at=record.revoked_at,

@@ -92,11 +92,9 @@ class QueueItemSummary(BaseModel):
             audit=None if blind and audit_withheld(viewer.mode) else item.audit,
             double_review=item.double_review,
             batch_id=item.batch_id,
-            outcome=Outcome(screening.outcome) if screening.outcome and sighted else None,
+            outcome=screening.outcome if sighted else None,
             external_id=screening.external_id,
-            final_decision=DecisionValue(screening.final_decision)
-            if screening.final_decision and sighted
-            else None,
+            final_decision=screening.final_decision if sighted else None,
             claimed_by=item.claimed_by if live_claim else None,
             claim_expires_at=item.claim_expires_at if live_claim else None,
             created_at=item.created_at,

@@ -44,7 +44,7 @@ async def create_key(session: AsyncSession, name: str, role: AccessRole) -> Crea
     check_name(name)
     key = generate_key()
     stored = await api_keys.add(
-        session, name=name, role=role.value, key_hash=hash_key(key), key_prefix=key_prefix(key)
+        session, name=name, role=role, key_hash=hash_key(key), key_prefix=key_prefix(key)
     )
     if not stored:
         raise AppError(
@@ -99,7 +99,7 @@ async def acting_as(
 ) -> Principal:
     """The Principal of an active key found for this request, its use noted."""
     await api_keys.touch(session, record, now=now)
-    return Principal(record.name, AccessRole(record.role))
+    return Principal(record.name, record.role)
 
 
 async def _named(session: AsyncSession, name: str) -> ApiKey:

@@ -46,7 +46,7 @@ RATES = {
 # The compared rates, each over the common pairs with this label.
 COMPARED = {"false_pass": MISMATCH, "false_alarm": FAITHFUL}
 # The cells of the matrix that are errors: a mismatch passed, a faithful pair not passed.
-ERRORS = {(MISMATCH, PASSED), (FAITHFUL, FLAGGED), (FAITHFUL, Outcome.NEEDS_REVIEW.value)}
+ERRORS = {(MISMATCH, PASSED), (FAITHFUL, FLAGGED), (FAITHFUL, Outcome.NEEDS_REVIEW)}
 NO_CASES = "no cases"
 VERSIONS = ("prompt", "parser", "policy", "evidence")
 # Text from users (tags, model names, batch ids) may be one long word: it wraps anywhere

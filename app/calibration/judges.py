@@ -50,7 +50,7 @@ RateJson = Callable[[Rate], dict[str, Any]]
 def own_verdict(calls: Sequence[JudgeCall]) -> str | None:
     """A judge's verdict from its calls in the order made; None when none was `ok`."""
     for call in calls:
-        if call.purpose != Purpose.CONFIRMATION.value and call.parse_status == ParseStatus.OK:
+        if call.purpose != Purpose.CONFIRMATION and call.parse_status == ParseStatus.OK:
             return call.verdict
     return None
 
@@ -58,7 +58,7 @@ def own_verdict(calls: Sequence[JudgeCall]) -> str | None:
 def calls_by_judge(calls: Iterable[JudgeCall]) -> dict[str, list[JudgeCall]]:
     found: dict[str, list[JudgeCall]] = {}
     for call in calls:
-        if call.role == Role.JUDGE.value:
+        if call.role == Role.JUDGE:
             found.setdefault(call.judge_name, []).append(call)
     return found
 
@@ -82,12 +82,12 @@ class JudgeTally:
         verdict = own_verdict(calls)
         self.pairs += 1
         self.unreadable += verdict is None
-        if label == Label.MISMATCH.value:
+        if label == Label.MISMATCH:
             self.mismatch_pairs += 1
-            self.catches += verdict == Verdict.MISMATCH.value
+            self.catches += verdict == Verdict.MISMATCH
         else:
             self.faithful_pairs += 1
-            self.faithful += verdict == Verdict.FAITHFUL.value
+            self.faithful += verdict == Verdict.FAITHFUL
         for call in calls:
             self.models["supplied" if call.supplied else call.model or "unknown"] = None
             self.calls += 1

@@ -16,7 +16,7 @@ from app.repositories import batches, calibration
 from app.repositories.calibration import AnyRow
 from app.vocabulary import ScreeningStatus
 
-DONE = ScreeningStatus.DONE.value
+DONE = ScreeningStatus.DONE
 
 
 async def batch_calibration(session: AsyncSession, batch_id: str) -> dict[str, Any]:

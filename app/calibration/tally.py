@@ -20,8 +20,8 @@ from app.reports.summary import timed
 from app.vocabulary import LABELS, OUTCOMES, Label, Outcome
 
 KINDS = ("theorem", "definition", "other")
-PASSED, FLAGGED = Outcome.PASSED.value, Outcome.FLAGGED.value
-FAITHFUL, MISMATCH = Label.FAITHFUL.value, Label.MISMATCH.value
+PASSED, FLAGGED = Outcome.PASSED, Outcome.FLAGGED
+FAITHFUL, MISMATCH = Label.FAITHFUL, Label.MISMATCH
 # The model named for a role whose replies the client supplied.
 SUPPLIED = "supplied"
 
@@ -201,7 +201,7 @@ class CalibrationTally:
         for tag in dict.fromkeys(screening.tags):
             self.by_tag.setdefault(tag, Matrix()).add(label, outcome)
         self.by_kind[screening.kind].add(label, outcome)
-        if outcome == Outcome.NEEDS_REVIEW.value:
+        if outcome == Outcome.NEEDS_REVIEW:
             self.needs_review_reasons.update(counted_reasons(screening.reasons))
         self.configs[screening.config()] += 1
         self.cost.add(screening.calls)

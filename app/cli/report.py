@@ -56,7 +56,7 @@ def report(
         batch_id=batch,
         since=since,
         until=until,
-        role=role.value if role else None,
+        role=role,
         model=model,
         prompt_version=prompt_version,
     )

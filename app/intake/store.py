@@ -97,7 +97,7 @@ def _screening(
         label=request.label,
         tags=request.tags,
         judges=None if panel is None else panel.judges,
-        panel_rule=None if panel is None else panel.rule.value,
+        panel_rule=None if panel is None else panel.rule,
     )
     if request.replies is None:
         return screening, []

@@ -8,7 +8,7 @@ from enum import StrEnum
 from sqlalchemy import CheckConstraint, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
 from app.models.base import Base, one_of
 
 
@@ -44,7 +44,7 @@ class ApiKey(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     # Unique for ever, revoked keys included: decisions name their actor by it.
     name: Mapped[str] = mapped_column(String(100), unique=True)
-    role: Mapped[str] = mapped_column(String(16))
+    role: Mapped[AccessRole] = mapped_column(StrEnumType(AccessRole, 16))
     # SHA-256 hex of the key; a fast hash suffices for 256 random bits (see app/auth/keys.py).
     key_hash: Mapped[str] = mapped_column(String(64), unique=True)
     # The key's first characters, to tell keys apart in lists.

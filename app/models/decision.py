@@ -15,7 +15,8 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event, f
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
+from app.models.api_key import AccessRole
 from app.models.base import Base, one_of
 from app.vocabulary import DecisionKind, DecisionValue
 
@@ -62,8 +63,8 @@ class Decision(Base):
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     queue_item_id: Mapped[int] = mapped_column(ForeignKey("queue_items.id"), index=True)
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"), index=True)
-    kind: Mapped[str] = mapped_column(String(16))
-    decision: Mapped[str | None] = mapped_column(String(16))
+    kind: Mapped[DecisionKind] = mapped_column(StrEnumType(DecisionKind, 16))
+    decision: Mapped[DecisionValue | None] = mapped_column(StrEnumType(DecisionValue, 16))
     note: Mapped[str] = mapped_column(Text, default="")
     # Names from DEFECTS (a list, possibly empty), on decision and adjudication rows.
     defects: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
@@ -75,7 +76,7 @@ class Decision(Base):
     withdraws_id: Mapped[int | None] = mapped_column(ForeignKey("decisions.id"))
     # The acting key's name and access role at the time.
     actor: Mapped[str] = mapped_column(String(100))
-    actor_role: Mapped[str] = mapped_column(String(16))
+    actor_role: Mapped[AccessRole] = mapped_column(StrEnumType(AccessRole, 16))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

@@ -7,7 +7,7 @@ from datetime import datetime
 from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
 from app.models.base import Base, one_of
 from app.vocabulary import JobStatus
 
@@ -24,7 +24,7 @@ class Job(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True)
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"), unique=True)
-    status: Mapped[str] = mapped_column(String(16), default=JobStatus.QUEUED.value)
+    status: Mapped[JobStatus] = mapped_column(StrEnumType(JobStatus, 16), default=JobStatus.QUEUED)
     # Claims so far; a release (shutdown, provider backoff) gives its claim back.
     attempts: Mapped[int] = mapped_column(default=0)
     run_after: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

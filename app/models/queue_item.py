@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
 from app.models.base import Base, one_of
 from app.vocabulary import QueueStatus
 
@@ -51,7 +51,9 @@ class QueueItem(Base):
     open_pair_id: Mapped[int | None] = mapped_column(unique=True)
     # Sampled at FAITHSCREEN_REVIEW_DOUBLE_RATE: two different people must decide.
     double_review: Mapped[bool] = mapped_column(default=False, server_default=false())
-    status: Mapped[str] = mapped_column(String(16), default=QueueStatus.OPEN.value)
+    status: Mapped[QueueStatus] = mapped_column(
+        StrEnumType(QueueStatus, 16), default=QueueStatus.OPEN
+    )
     # The screening's reasons, copied so the queue can be filtered without a join.
     reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
     # A random sample of a passed or flagged outcome, not a needs_review.

@@ -21,9 +21,9 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
 from app.models.base import Base, one_of
-from app.vocabulary import OUTCOMES
+from app.vocabulary import OUTCOMES, Outcome, ParseStatus, Verdict
 
 
 class RescoreRowIsAppendOnly(Exception):
@@ -54,8 +54,8 @@ class ReadingRow(Base):
     review_id: Mapped[int] = mapped_column(ForeignKey("reviews.id"), index=True)
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"), index=True)
     rescore_id: Mapped[str] = mapped_column(ForeignKey("rescores.id"), index=True)
-    verdict: Mapped[str] = mapped_column(String(16))
-    parse_status: Mapped[str] = mapped_column(String(32))
+    verdict: Mapped[Verdict] = mapped_column(StrEnumType(Verdict, 16))
+    parse_status: Mapped[ParseStatus] = mapped_column(StrEnumType(ParseStatus, 32))
     back_translation: Mapped[str | None] = mapped_column(Text)
     issues: Mapped[str | None] = mapped_column(Text)
     parser_version: Mapped[str] = mapped_column(String(64))
@@ -70,7 +70,7 @@ class RulingRow(Base):
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"), index=True)
     # None for the ruling the pipeline made (kept here when a rescore first replaces it).
     rescore_id: Mapped[str | None] = mapped_column(ForeignKey("rescores.id"), index=True)
-    outcome: Mapped[str] = mapped_column(String(16))
+    outcome: Mapped[Outcome] = mapped_column(StrEnumType(Outcome, 16))
     reasons: Mapped[list[str]] = mapped_column(JSON)
     evidence: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     # The parser version(s) of the readings decided on, comma-separated when they differ.

@@ -13,9 +13,9 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueCo
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
 from app.models.base import Base, one_of
-from app.vocabulary import Purpose, Role
+from app.vocabulary import ParseStatus, Purpose, Role, Verdict
 
 PURPOSES = tuple(p.value for p in Purpose)
 # A translator review's `judge_name`: it names no judge (the column is part of a unique
@@ -42,13 +42,13 @@ class Review(Base):
 
     id: Mapped[int] = mapped_column(primary_key=True, autoincrement=True)
     screening_id: Mapped[str] = mapped_column(ForeignKey("screenings.id"))
-    role: Mapped[str] = mapped_column(String(16))
+    role: Mapped[Role] = mapped_column(StrEnumType(Role, 16))
     # Which judge: a panel judge's name (FAITHSCREEN_JUDGES), `judge` for the single judge,
     # NO_JUDGE for the translator.
     judge_name: Mapped[str] = mapped_column(String(32), default=NO_JUDGE, server_default=NO_JUDGE)
     # 1, 2, 3... per screening, role and judge, across purposes.
     attempt: Mapped[int]
-    purpose: Mapped[str] = mapped_column(String(16))
+    purpose: Mapped[Purpose] = mapped_column(StrEnumType(Purpose, 16))
     prompt_version: Mapped[str | None] = mapped_column(String(64))
     # The exact messages sent, and their digest.
     messages: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
@@ -56,8 +56,8 @@ class Review(Base):
     # Byte-for-byte the reply content, and the raw HTTP body it came in.
     raw_response: Mapped[str | None] = mapped_column(Text)
     raw_body: Mapped[str | None] = mapped_column(Text)
-    verdict: Mapped[str] = mapped_column(String(16))
-    parse_status: Mapped[str] = mapped_column(String(32))
+    verdict: Mapped[Verdict] = mapped_column(StrEnumType(Verdict, 16))
+    parse_status: Mapped[ParseStatus] = mapped_column(StrEnumType(ParseStatus, 32))
     back_translation: Mapped[str | None] = mapped_column(Text)
     issues: Mapped[str | None] = mapped_column(Text)
     finish_reason: Mapped[str | None] = mapped_column(String(64))

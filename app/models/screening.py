@@ -18,10 +18,19 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.types import UTCDateTime, utcnow
+from app.db.types import StrEnumType, UTCDateTime, utcnow
 from app.models.base import Base, one_of
 from app.models.decision import FINAL_VALUES
-from app.vocabulary import LABELS, OUTCOMES, PANEL_RULES, ScreeningStatus
+from app.vocabulary import (
+    LABELS,
+    OUTCOMES,
+    PANEL_RULES,
+    DecisionValue,
+    Label,
+    Outcome,
+    PanelRule,
+    ScreeningStatus,
+)
 
 if TYPE_CHECKING:
     from app.models.pair import PairRow
@@ -62,10 +71,10 @@ class Screening(Base):
     batch_id: Mapped[str | None] = mapped_column(String(36), ForeignKey("batches.id"), index=True)
     # The item's position in its batch's request (0-based); None outside a batch.
     batch_index: Mapped[int | None]
-    status: Mapped[str] = mapped_column(
-        String(16), index=True, default=ScreeningStatus.QUEUED.value
+    status: Mapped[ScreeningStatus] = mapped_column(
+        StrEnumType(ScreeningStatus, 16), index=True, default=ScreeningStatus.QUEUED
     )
-    outcome: Mapped[str | None] = mapped_column(String(16), index=True)
+    outcome: Mapped[Outcome | None] = mapped_column(StrEnumType(Outcome, 16), index=True)
     reasons: Mapped[list[str]] = mapped_column(JSON, default=list)
     # [{code, message, severity}], the evidence findings the outcome was decided with.
     evidence: Mapped[list[dict[str, Any]]] = mapped_column(JSON, default=list)
@@ -75,7 +84,7 @@ class Screening(Base):
     # A panel screening's judges (FAITHSCREEN_JUDGES when it was submitted) and how their
     # votes combine; both None for a screening by the single judge.
     judges: Mapped[list[str] | None] = mapped_column(JSON)
-    panel_rule: Mapped[str | None] = mapped_column(String(16))
+    panel_rule: Mapped[PanelRule | None] = mapped_column(StrEnumType(PanelRule, 16))
     # Why it ended as it did, when a cause (say, a provider failure) is worth a sentence.
     error: Mapped[str | None] = mapped_column(Text)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
@@ -83,11 +92,11 @@ class Screening(Base):
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # A person's decision from the review queue (the outcome above is never changed); set
     # by a decision, cleared by a reopen. The full trail is in `decisions`.
-    final_decision: Mapped[str | None] = mapped_column(String(16))
+    final_decision: Mapped[DecisionValue | None] = mapped_column(StrEnumType(DecisionValue, 16))
     final_decision_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # What the client knows the pair to be, for calibration; read by reports only (never
     # by a prompt, the evidence checks, the policy or the review queue).
-    label: Mapped[str | None] = mapped_column(String(16))
+    label: Mapped[Label | None] = mapped_column(StrEnumType(Label, 16))
     # The client's slicing tags (validated at intake), [] when none.
     tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
 

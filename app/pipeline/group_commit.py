@@ -171,8 +171,8 @@ async def _start_all(session: AsyncSession, starts: Sequence[Start], results: _R
     judges: dict[str, dict[str, list[PastCall]]] = {id_: {} for id_ in runnable}
     for review in await reviews.for_screenings(session, list(runnable)):
         call = past_call(review)
-        past[review.screening_id].setdefault(Role(review.role), []).append(call)
-        if review.role == Role.JUDGE.value:
+        past[review.screening_id].setdefault(review.role, []).append(call)
+        if review.role == Role.JUDGE:
             judges[review.screening_id].setdefault(review.judge_name, []).append(call)
     for start in starts:
         row = runnable.get(start.screening_id)
@@ -205,7 +205,7 @@ async def _record_all(session: AsyncSession, finishes: Sequence[Finish]) -> None
     items = (
         queue_item(
             finish.screening_id,
-            finish.ruling.ruling.outcome.value,
+            finish.ruling.ruling.outcome,
             finish.ruling.ruling.reasons,
             recorded[finish.screening_id],
             audit_rate=finish.audit_rate,

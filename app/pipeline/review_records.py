@@ -9,7 +9,7 @@ from app.models.review import Review
 from app.pipeline.plan import NextCall, PastCall
 from app.prompts import PROMPT_VERSION, Message, messages_sha256
 from app.repositories.reviews import ReviewRecord
-from app.vocabulary import ParseStatus, Purpose, Role, Verdict
+from app.vocabulary import ParseStatus, Purpose, Role
 
 
 def reading_of_call(result: CallResult) -> Reading:
@@ -50,17 +50,17 @@ def call_record(
     reading = reading_of_call(result)
     return ReviewRecord(
         screening_id=screening_id,
-        role=role.value,
+        role=role,
         judge_name=judge_name,
         attempt=step.attempt,
-        purpose=step.purpose.value,
+        purpose=step.purpose,
         prompt_version=PROMPT_VERSION,
         messages=list(messages),
         messages_sha256=messages_sha256(messages),
         raw_response=nul_replaced(result.content),
         raw_body=nul_replaced(result.raw_body),
-        verdict=reading.verdict.value,
-        parse_status=reading.parse_status.value,
+        verdict=reading.verdict,
+        parse_status=reading.parse_status,
         back_translation=nul_replaced(reading.back_translation),
         issues=nul_replaced(reading.issues),
         finish_reason=result.finish_reason,
@@ -83,17 +83,17 @@ def supplied_record(
     reading = read_call(reply, None)
     return ReviewRecord(
         screening_id=screening_id,
-        role=role.value,
+        role=role,
         judge_name=judge_name,
         attempt=1,
-        purpose=Purpose.REVIEW.value,
+        purpose=Purpose.REVIEW,
         prompt_version=None,
         messages=None,
         messages_sha256=None,
         raw_response=reply,
         raw_body=None,
-        verdict=reading.verdict.value,
-        parse_status=reading.parse_status.value,
+        verdict=reading.verdict,
+        parse_status=reading.parse_status,
         back_translation=reading.back_translation,
         issues=reading.issues,  # intake rejects U+0000 in supplied replies
         finish_reason=None,
@@ -111,15 +111,15 @@ def supplied_record(
 
 def past_call(review: Review) -> PastCall:
     reading = Reading(
-        verdict=Verdict(review.verdict),
-        parse_status=ParseStatus(review.parse_status),
+        verdict=review.verdict,
+        parse_status=review.parse_status,
         back_translation=review.back_translation,
         issues=review.issues,
         parser_version=review.parser_version or PARSER_VERSION,
     )
     return PastCall(
         attempt=review.attempt,
-        purpose=Purpose(review.purpose),
+        purpose=review.purpose,
         reading=reading,
         raw_response=review.raw_response,
         max_tokens=review.max_tokens,
@@ -128,8 +128,8 @@ def past_call(review: Review) -> PastCall:
 
 def reading_of_record(record: ReviewRecord) -> Reading:
     return Reading(
-        verdict=Verdict(record.verdict),
-        parse_status=ParseStatus(record.parse_status),
+        verdict=record.verdict,
+        parse_status=record.parse_status,
         back_translation=record.back_translation,
         issues=record.issues,
         parser_version=record.parser_version,

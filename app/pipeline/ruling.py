@@ -8,13 +8,13 @@ from typing import TypedDict
 from app.evidence import EVIDENCE_VERSION, run_checks
 from app.evidence.finding import Finding
 from app.policy import RoleResult, Ruling, decide
-from app.vocabulary import Pair
+from app.vocabulary import Outcome, Pair
 
 
 class OutcomeFields(TypedDict):
     """A ruling as a screening stores it: the columns an outcome sets."""
 
-    outcome: str
+    outcome: Outcome
     reasons: list[str]
     evidence: list[dict[str, object]]
     policy_version: str
@@ -34,7 +34,7 @@ class ScreeningRuling:
         """The one mapping from a ruling to what is stored, for every writer of an outcome
         (intake of supplied replies, the worker, a rescore), so they cannot drift apart."""
         return OutcomeFields(
-            outcome=self.ruling.outcome.value,
+            outcome=self.ruling.outcome,
             reasons=list(self.ruling.reasons),
             evidence=self.evidence_json(),
             policy_version=self.ruling.policy_version,

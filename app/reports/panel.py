@@ -23,10 +23,10 @@ from typing import Any, Protocol
 from app.reports.stats import LatencyHistogram, cohens_kappa
 from app.vocabulary import SINGLE_JUDGE, ParseStatus, Purpose, Role
 
-READING_PURPOSES = frozenset({Purpose.REVIEW.value, Purpose.FORMAT_RETRY.value})
+READING_PURPOSES = frozenset({Purpose.REVIEW, Purpose.FORMAT_RETRY})
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
-TRANSLATOR = Role.TRANSLATOR.value
-OK = ParseStatus.OK.value
+TRANSLATOR = Role.TRANSLATOR
+OK = ParseStatus.OK
 Readings = Callable[[Iterable[tuple[str, str]]], dict[str, int]]
 
 

@@ -16,7 +16,7 @@ from app.reports.reasons import counted_reasons
 from app.reports.stats import Rate
 from app.vocabulary import Verdict
 
-FAITHFUL, MISMATCH = Verdict.FAITHFUL.value, Verdict.MISMATCH.value
+FAITHFUL, MISMATCH = Verdict.FAITHFUL, Verdict.MISMATCH
 
 
 @dataclass(frozen=True, slots=True)

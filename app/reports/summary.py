@@ -38,10 +38,10 @@ from app.vocabulary import SINGLE_JUDGE, Outcome, ParseStatus, Purpose, Role, Ve
 # both apart from replies nobody could read.
 READINGS = ("ok", "model_unclear", "unreadable", "truncated", "empty", "provider_error", "refused")
 UNREADABLE = frozenset({"missing", "invalid", "conflicting", "bare_cr", "ambiguous"})
-READING_PURPOSES = frozenset({Purpose.REVIEW.value, Purpose.FORMAT_RETRY.value})
+READING_PURPOSES = frozenset({Purpose.REVIEW, Purpose.FORMAT_RETRY})
 TOKEN_KINDS = ("prompt_tokens", "completion_tokens", "reasoning_tokens")
-MISMATCH = Verdict.MISMATCH.value
-NEEDS_REVIEW = Outcome.NEEDS_REVIEW.value
+MISMATCH = Verdict.MISMATCH
+NEEDS_REVIEW = Outcome.NEEDS_REVIEW
 
 
 class StoredCall(Protocol):
@@ -148,8 +148,8 @@ def reading_of(review: ReviewRow) -> str:
 
 
 def reading_from(parse_status: str, verdict: str) -> str:
-    if parse_status == ParseStatus.OK.value:
-        return "model_unclear" if verdict == Verdict.UNCLEAR.value else "ok"
+    if parse_status == ParseStatus.OK:
+        return "model_unclear" if verdict == Verdict.UNCLEAR else "ok"
     return "unreadable" if parse_status in UNREADABLE else parse_status
 
 
@@ -164,14 +164,14 @@ class _RoleScreening:
     retried: bool = False
 
     def add(self, review: ReviewRow) -> None:
-        self.retried = self.retried or review.purpose == Purpose.FORMAT_RETRY.value
+        self.retried = self.retried or review.purpose == Purpose.FORMAT_RETRY
         later = self.final_status is None or review.attempt > self.final_attempt
         if review.purpose in READING_PURPOSES and later:
             self.final_attempt = review.attempt
             self.final_verdict, self.final_status = review.verdict, review.parse_status
 
     def final_ok(self) -> bool:
-        return self.final_status == ParseStatus.OK.value
+        return self.final_status == ParseStatus.OK
 
     def reading(self) -> str | None:
         if self.final_status is None or self.final_verdict is None:
@@ -198,7 +198,7 @@ class _GroupTally:
         self.members.setdefault(member, _RoleScreening()).add(review)
         self.calls += 1
         self.not_sent += never_sent(review)
-        self.truncated += review.parse_status == ParseStatus.TRUNCATED.value
+        self.truncated += review.parse_status == ParseStatus.TRUNCATED
         if review.latency_ms is not None and timed(review):
             self.latency.add(review.latency_ms)
         for kind in TOKEN_KINDS:
@@ -332,22 +332,22 @@ def _agreement(groups: Mapping[GroupKey, _GroupTally]) -> Agreement:
     finals: dict[str, dict[str, str]] = defaultdict(dict)
     for (role, _, _, _), tally in groups.items():
         for (screening_id, judge), member in tally.members.items():
-            if role == Role.JUDGE.value and judge not in ("", SINGLE_JUDGE):
+            if role == Role.JUDGE and judge not in ("", SINGLE_JUDGE):
                 continue  # a panel's judges: panel_agreement (panel.py)
             if member.final_ok() and member.final_verdict is not None:
                 finals[screening_id][role] = member.final_verdict
     both = [
-        (v[Role.TRANSLATOR.value], v[Role.JUDGE.value])
+        (v[Role.TRANSLATOR], v[Role.JUDGE])
         for v in finals.values()
-        if Role.TRANSLATOR.value in v and Role.JUDGE.value in v
+        if Role.TRANSLATOR in v and Role.JUDGE in v
     ]
     return Agreement(screenings=len(both), kappa=cohens_kappa(both))
 
 
 def human_rates(screenings: Iterable[ScreeningRow]) -> HumanRates:
     decided = [s for s in screenings if s.final_decision is not None]
-    flagged = [s for s in decided if s.outcome == Outcome.FLAGGED.value]
-    passed = [s for s in decided if s.outcome == Outcome.PASSED.value and s.audit]
+    flagged = [s for s in decided if s.outcome == Outcome.FLAGGED]
+    passed = [s for s in decided if s.outcome == Outcome.PASSED and s.audit]
     return HumanRates(
         flagged_precision=Rate.of(sum(s.final_decision == MISMATCH for s in flagged), len(flagged)),
         false_pass=Rate.of(sum(s.final_decision == MISMATCH for s in passed), len(passed)),

@@ -11,7 +11,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.db.types import utcnow
-from app.models.api_key import ApiKey
+from app.models.api_key import AccessRole, ApiKey
 from app.repositories.conflicts import insert_unless_exists
 
 # `last_used_at` is written at most this often per key: reading a key costs one indexed
@@ -20,7 +20,7 @@ LAST_USED_RESOLUTION = timedelta(minutes=1)
 
 
 async def add(
-    session: AsyncSession, *, name: str, role: str, key_hash: str, key_prefix: str
+    session: AsyncSession, *, name: str, role: AccessRole, key_hash: str, key_prefix: str
 ) -> bool:
     """Store a key; False (nothing stored) if a key, revoked or not, has this name."""
     values = {"name": name, "role": role, "key_hash": key_hash, "key_prefix": key_prefix}

@@ -83,10 +83,10 @@ async def get_by_key(session: AsyncSession, idempotency_key: str) -> Batch | Non
 
 def batch_status(total: int, statuses: Mapping[str, int]) -> BatchStatus:
     """done: every item has its outcome; queued: none has started; running: in between."""
-    done = statuses.get(ScreeningStatus.DONE.value, 0)
+    done = statuses.get(ScreeningStatus.DONE, 0)
     if done >= total:
         return "done"
-    if done == 0 and statuses.get(ScreeningStatus.RUNNING.value, 0) == 0:
+    if done == 0 and statuses.get(ScreeningStatus.RUNNING, 0) == 0:
         return "queued"
     return "running"
 
@@ -127,7 +127,7 @@ class Progress:
 
     @property
     def done(self) -> int:
-        return self.statuses[ScreeningStatus.DONE.value]
+        return self.statuses[ScreeningStatus.DONE]
 
     @property
     def status(self) -> BatchStatus:
@@ -204,7 +204,7 @@ async def _dead_jobs(session: AsyncSession, batch_id: str, shown: ColumnElement[
         select(func.count())
         .select_from(Job)
         .join(Screening, Screening.id == Job.screening_id)
-        .where(Screening.batch_id == batch_id, Job.status == JobStatus.DEAD.value, shown)
+        .where(Screening.batch_id == batch_id, Job.status == JobStatus.DEAD, shown)
     )
     return int((await session.execute(statement)).scalar_one())
 
@@ -227,8 +227,8 @@ def _done_provider_errors(batch_id: str, shown: ColumnElement[bool]) -> Select[R
         .join(Screening, Screening.id == Review.screening_id)
         .where(
             Screening.batch_id == batch_id,
-            Screening.status == ScreeningStatus.DONE.value,
-            Review.parse_status == ParseStatus.PROVIDER_ERROR.value,
+            Screening.status == ScreeningStatus.DONE,
+            Review.parse_status == ParseStatus.PROVIDER_ERROR,
             shown,
         )
     )
@@ -258,7 +258,7 @@ async def failures(
     given_up = (
         select(Screening.error, func.count())
         .where(Screening.batch_id == batch_id, Screening.error.is_not(None))
-        .where(Screening.status == ScreeningStatus.DONE.value, shown)
+        .where(Screening.status == ScreeningStatus.DONE, shown)
         .group_by(Screening.error)
     )
     found += [

@@ -24,7 +24,7 @@ def is_blind_item(audits: Collection[bool]) -> ColumnElement[bool] | None:
     is blind)."""
     if not audits:
         return None
-    return and_(QueueItem.status != QueueStatus.RESOLVED.value, QueueItem.audit.in_(audits))
+    return and_(QueueItem.status != QueueStatus.RESOLVED, QueueItem.audit.in_(audits))
 
 
 def _blind_screening_ids(audits: Collection[bool]) -> CompoundSelect[tuple[str]] | None:

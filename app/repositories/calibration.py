@@ -23,7 +23,7 @@ from app.vocabulary import ScreeningStatus
 CHUNK = 1000
 # A row of any columns, read by name.
 AnyRow = Row[*tuple[Any, ...]]
-DONE = ScreeningStatus.DONE.value
+DONE = ScreeningStatus.DONE
 
 
 async def unlabelled_count(session: AsyncSession, batch_id: str) -> int:

@@ -19,7 +19,7 @@ from app.models.pair import PairRow
 from app.models.queue_item import QueueItem
 from app.models.screening import Screening
 from app.repositories import keyset, queue_items
-from app.vocabulary import QueueStatus
+from app.vocabulary import DecisionValue, QueueStatus
 
 
 @dataclass(frozen=True, slots=True)
@@ -27,7 +27,7 @@ class DecidedItem:
     """A resolved item of the pair: its final decision, who made it and when."""
 
     queue_item_id: int
-    decision: str
+    decision: DecisionValue
     decided_by: str
     decided_at: datetime
     screening_ids: list[str]
@@ -80,7 +80,7 @@ async def _decided_items(
     last_rows = (
         select(func.max(Decision.id))
         .join(QueueItem, QueueItem.id == Decision.queue_item_id)
-        .where(QueueItem.pair_id.in_(pair_ids), QueueItem.status == QueueStatus.RESOLVED.value)
+        .where(QueueItem.pair_id.in_(pair_ids), QueueItem.status == QueueStatus.RESOLVED)
         .group_by(Decision.queue_item_id)
         .scalar_subquery()
     )

@@ -13,11 +13,12 @@ from sqlalchemy import and_, exists, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from app.models.api_key import AccessRole
 from app.models.decision import Decision
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
-from app.vocabulary import DecisionKind
+from app.vocabulary import DecisionKind, DecisionValue
 
 
 async def add(
@@ -26,10 +27,10 @@ async def add(
     queue_item_id: int,
     screening_id: str,
     kind: DecisionKind,
-    decision: str | None,
+    decision: DecisionValue | None,
     note: str,
     actor: str,
-    actor_role: str,
+    actor_role: AccessRole,
     at: datetime,
     defects: Sequence[str] = (),
     blind: bool = False,
@@ -39,7 +40,7 @@ async def add(
     row = Decision(
         queue_item_id=queue_item_id,
         screening_id=screening_id,
-        kind=kind.value,
+        kind=kind,
         decision=decision,
         note=note,
         defects=list(defects),
@@ -90,7 +91,7 @@ async def set_final_decisions(
 # ---- Export ---------------------------------------------------------------------------------
 
 # The rows the export holds: what a person decided, and an admin's adjudication.
-EXPORTED_KINDS = (DecisionKind.DECISION.value, DecisionKind.ADJUDICATION.value)
+EXPORTED_KINDS = (DecisionKind.DECISION, DecisionKind.ADJUDICATION)
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,7 +135,7 @@ async def export_page(session: AsyncSession, *, after: int, limit: int) -> list[
 
 def _set_aside() -> Any:
     later = aliased(Decision)
-    kinds = (DecisionKind.REOPEN.value, DecisionKind.ADJUDICATION.value)
+    kinds = (DecisionKind.REOPEN, DecisionKind.ADJUDICATION)
     return exists(
         select(1).where(
             and_(

@@ -29,8 +29,8 @@ from app.models.job import Job
 from app.repositories.conflicts import insert_unless_exists
 from app.vocabulary import JobStatus
 
-QUEUED = JobStatus.QUEUED.value
-RUNNING = JobStatus.RUNNING.value
+QUEUED = JobStatus.QUEUED
+RUNNING = JobStatus.RUNNING
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +146,7 @@ async def extend_lease(
 
 async def complete(session: AsyncSession, job_id: int, owner: str) -> bool:
     """Mark the job done; False (nothing changed) if `owner` no longer holds it."""
-    values = {"status": JobStatus.DONE.value, "lease_expires_at": None}
+    values = {"status": JobStatus.DONE, "lease_expires_at": None}
     return await _update_held(session, job_id, owner, values)
 
 
@@ -167,7 +167,7 @@ async def fail(
 ) -> bool:
     """Record a failed attempt: queued again at `retry_at`, or dead when it is None."""
     values: dict[str, Any] = {
-        "status": QUEUED if retry_at is not None else JobStatus.DEAD.value,
+        "status": QUEUED if retry_at is not None else JobStatus.DEAD,
         "last_error": error,
         "lease_owner": None,
         "lease_expires_at": None,
@@ -181,7 +181,7 @@ async def counts(session: AsyncSession) -> dict[str, int]:
     """Jobs per status, every status present (zero when none)."""
     statement = select(Job.status, func.count()).group_by(Job.status)
     found = {status: int(n) for status, n in (await session.execute(statement)).all()}
-    return {status.value: found.get(status.value, 0) for status in JobStatus}
+    return {status.value: found.get(status, 0) for status in JobStatus}
 
 
 async def oldest_queued_age_seconds(
@@ -259,7 +259,7 @@ async def complete_many(session: AsyncSession, job_ids: Sequence[int], owner: st
     statement = (
         update(Job)
         .where(Job.id.in_(job_ids), Job.lease_owner == owner, Job.status == RUNNING)
-        .values(status=JobStatus.DONE.value, lease_expires_at=None)
+        .values(status=JobStatus.DONE, lease_expires_at=None)
         .returning(Job.id)
         .execution_options(synchronize_session=False)
     )

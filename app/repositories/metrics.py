@@ -12,7 +12,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, case, func, select
+from sqlalchemy import ColumnElement, String, case, func, select, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
@@ -25,7 +25,7 @@ from app.repositories.jobs import oldest_queued_age_seconds
 from app.vocabulary import QueueStatus, Role
 
 # Per judge: the judge reviews alone, grouped by judge name instead of role.
-JUDGE_REVIEWS = Review.role == Role.JUDGE.value
+JUDGE_REVIEWS = Review.role == Role.JUDGE
 
 # Upper bounds (seconds) of the call-latency histogram: reasoning models take minutes.
 LATENCY_BUCKETS_SECONDS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
@@ -82,7 +82,8 @@ async def snapshot(session: AsyncSession, *, now: datetime | None = None) -> Met
 
 
 async def screenings_by_outcome(session: AsyncSession) -> dict[tuple[str, str], int]:
-    outcome = func.coalesce(Screening.outcome, NO_OUTCOME)
+    # As plain text: NO_OUTCOME is a label, not a word the outcome column may hold.
+    outcome = func.coalesce(type_coerce(Screening.outcome, String()), NO_OUTCOME)
     statement = select(outcome, Screening.status, func.count()).group_by(outcome, Screening.status)
     rows = await session.execute(statement)
     return {(o, s): n for o, s, n in rows}
@@ -158,7 +159,7 @@ async def jobs_by_status(session: AsyncSession) -> dict[str, int]:
 
 async def queue_items_by_status(session: AsyncSession, *, now: datetime) -> dict[str, int]:
     """Items by the status a reviewer sees: a claim that has lapsed counts as open."""
-    lapsed = (QueueItem.status == QueueStatus.CLAIMED.value) & (QueueItem.claim_expires_at <= now)
+    lapsed = (QueueItem.status == QueueStatus.CLAIMED) & (QueueItem.claim_expires_at <= now)
     status = case((lapsed, QueueStatus.OPEN.value), else_=QueueItem.status)
     rows = await session.execute(select(status, func.count()).group_by(status))
     return {status: n for status, n in rows}

@@ -34,8 +34,8 @@ from app.repositories import keyset
 from app.repositories.blind_items import is_blind_item
 from app.vocabulary import QueueStatus
 
-OPEN = QueueStatus.OPEN.value
-CLAIMED = QueueStatus.CLAIMED.value
+OPEN = QueueStatus.OPEN
+CLAIMED = QueueStatus.CLAIMED
 # Rounds of open-or-join: another transaction can resolve the item a pair had between our
 # conflict and our look-up (rare), and the next round opens a new one.
 ENQUEUE_ROUNDS = 3
@@ -216,7 +216,7 @@ def effective_status(item: QueueItem, now: datetime) -> QueueStatus:
     lapsed = item.claim_expires_at is not None and item.claim_expires_at <= now
     if item.status == CLAIMED and lapsed:
         return QueueStatus.OPEN
-    return QueueStatus(item.status)
+    return item.status
 
 
 # ---- Listing --------------------------------------------------------------------------------
@@ -286,7 +286,7 @@ def _status_is(status: QueueStatus, now: datetime) -> ColumnElement[bool]:
         return or_(QueueItem.status == OPEN, _lapsed(now))
     if status is QueueStatus.CLAIMED:
         return and_(QueueItem.status == CLAIMED, QueueItem.claim_expires_at > now)
-    return QueueItem.status == status.value
+    return QueueItem.status == status
 
 
 def _has_reason(reason: str, dialect: str) -> ColumnElement[bool]:
@@ -338,7 +338,7 @@ async def move(
     resolved now and no longer its pair's open item; `unresolving`: it is its pair's open
     item again (an IntegrityError if another item of the pair is unresolved)."""
     values: dict[str, Any] = {
-        "status": status.value,
+        "status": status,
         "claimed_by": claim.holder if claim else None,
         "claim_expires_at": claim.expires_at if claim else None,
         "claimed_at": claim.began_at if claim else None,

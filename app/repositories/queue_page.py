@@ -25,9 +25,9 @@ async def status_totals(session: AsyncSession, *, now: datetime) -> dict[QueueSt
     by_status = select(QueueItem.status, func.count()).group_by(QueueItem.status)
     totals = dict.fromkeys(QueueStatus, 0)
     for status, count in await session.execute(by_status):
-        totals[QueueStatus(status)] += count
+        totals[status] += count
     lapsed = select(func.count()).where(
-        QueueItem.status == QueueStatus.CLAIMED.value, QueueItem.claim_expires_at <= now
+        QueueItem.status == QueueStatus.CLAIMED, QueueItem.claim_expires_at <= now
     )
     moved = (await session.execute(lapsed)).scalar_one()
     totals[QueueStatus.CLAIMED] -= moved

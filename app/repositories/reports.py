@@ -45,10 +45,10 @@ from app.repositories.report_rows import (
     TagCounts,
     WaitingItem,
 )
-from app.vocabulary import OUTCOMES, QueueStatus
+from app.vocabulary import OUTCOMES, QueueStatus, Role
 
 CHUNK = 1000
-CLAIMED, RESOLVED = QueueStatus.CLAIMED.value, QueueStatus.RESOLVED.value
+CLAIMED, RESOLVED = QueueStatus.CLAIMED, QueueStatus.RESOLVED
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -59,7 +59,7 @@ class ReportFilters:
     batch_id: str | None = None
     since: datetime | None = None
     until: datetime | None = None
-    role: str | None = None
+    role: Role | None = None
     model: str | None = None
     prompt_version: str | None = None
     # Unresolved queue items with one of these `audit` values are blind to the reader (a

@@ -23,7 +23,7 @@ from app.models.screening import Screening
 from app.policy import Panel, panel_of
 from app.repositories.reports import as_utc
 from app.repositories.rescore_rows import ChangeToApply, CurrentState, StoredCall
-from app.vocabulary import Pair, ParseStatus, Purpose, QueueStatus, Role, ScreeningStatus, Verdict
+from app.vocabulary import Pair, ParseStatus, QueueStatus, ScreeningStatus, Verdict
 
 # A change of the caller's own type (rescore.diff.Change): the ones written are given back.
 C = TypeVar("C", bound=ChangeToApply)
@@ -39,7 +39,7 @@ class Scope:
 
     def conditions(self) -> list[ColumnElement[bool]]:
         conditions: list[ColumnElement[bool]] = [
-            Screening.status == ScreeningStatus.DONE.value,
+            Screening.status == ScreeningStatus.DONE,
             Screening.outcome.is_not(None),
         ]
         if self.batch_id is not None:
@@ -139,9 +139,9 @@ async def stored_calls(
         calls[screening_id].append(
             StoredCall(
                 review_id,
-                Role(role),
+                role,
                 attempt,
-                Purpose(purpose),
+                purpose,
                 raw,
                 finish,
                 reading,
@@ -177,9 +177,13 @@ async def _latest_readings(
 
 
 def _reading(
-    verdict: str, status: str, back_translation: str | None, issues: str | None, version: str
+    verdict: Verdict,
+    status: ParseStatus,
+    back_translation: str | None,
+    issues: str | None,
+    version: str,
 ) -> Reading:
-    return Reading(Verdict(verdict), ParseStatus(status), back_translation, issues, version)
+    return Reading(verdict, status, back_translation, issues, version)
 
 
 async def refresh_queue_reasons(
@@ -195,7 +199,7 @@ async def refresh_queue_reasons(
             .join(QueueItemScreening, QueueItemScreening.queue_item_id == QueueItem.id)
             .where(
                 QueueItemScreening.screening_id == screening_id,
-                QueueItem.status != QueueStatus.RESOLVED.value,
+                QueueItem.status != QueueStatus.RESOLVED,
             )
         )
     ).scalar_one_or_none()
@@ -305,8 +309,8 @@ def _reading_row(
         "review_id": review_id,
         "screening_id": change.current.screening_id,
         "rescore_id": rescore_id,
-        "verdict": reading.verdict.value,
-        "parse_status": reading.parse_status.value,
+        "verdict": reading.verdict,
+        "parse_status": reading.parse_status,
         "back_translation": reading.back_translation,
         "issues": reading.issues,
         "parser_version": reading.parser_version,

@@ -97,7 +97,7 @@ async def facts_between(
     nobody else may learn the first decision, not even from a person's counts)."""
     statement = _facts().order_by(Decision.id)
     if not include_awaiting_second:
-        statement = statement.where(QueueItem.status != QueueStatus.AWAITING_SECOND.value)
+        statement = statement.where(QueueItem.status != QueueStatus.AWAITING_SECOND)
     if since is not None:
         statement = statement.where(Decision.created_at >= as_utc(since))
     if until is not None:

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.review import NO_JUDGE, Review
 from app.repositories.conflicts import insert_unless_exists
-from app.vocabulary import SINGLE_JUDGE, Role
+from app.vocabulary import SINGLE_JUDGE, ParseStatus, Purpose, Role, Verdict
 
 UNIQUE_ATTEMPT = ("screening_id", "role", "judge_name", "attempt")
 
@@ -25,11 +25,11 @@ class ReviewRecord:
     """Everything a review row holds but its id and creation time (see models/review.py)."""
 
     screening_id: str
-    role: str
+    role: Role
     attempt: int
-    purpose: str
-    verdict: str
-    parse_status: str
+    purpose: Purpose
+    verdict: Verdict
+    parse_status: ParseStatus
     parser_version: str
     supplied: bool = False
     prompt_version: str | None = None
@@ -55,14 +55,12 @@ class ReviewRecord:
         """The judge_name stored: NO_JUDGE for the translator."""
         if self.judge_name is not None:
             return self.judge_name
-        return SINGLE_JUDGE if str(self.role) == Role.JUDGE.value else NO_JUDGE
+        return SINGLE_JUDGE if self.role == Role.JUDGE else NO_JUDGE
 
     def row(self) -> dict[str, Any]:
-        """Column values, with enum members as their plain string values."""
+        """Column values, as the insert statements bind them."""
         values = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
         values["judge_name"] = self.judge
-        for name in ("role", "purpose", "verdict", "parse_status"):
-            values[name] = str(values[name])
         if self.messages is not None:
             values["messages"] = [dict(message) for message in self.messages]
         values["usage"] = dict(self.usage)

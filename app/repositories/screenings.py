@@ -27,7 +27,7 @@ from app.models.screening import Screening
 from app.repositories import keyset
 from app.vocabulary import ScreeningStatus
 
-DONE = ScreeningStatus.DONE.value
+DONE = ScreeningStatus.DONE
 
 
 async def add(
@@ -39,7 +39,7 @@ async def add(
     confirmations: int,
     label: str | None = None,
     tags: Sequence[str] = (),
-    status: str = ScreeningStatus.QUEUED.value,
+    status: ScreeningStatus = ScreeningStatus.QUEUED,
     judges: Sequence[str] | None = None,
     panel_rule: str | None = None,
 ) -> Screening:
@@ -171,7 +171,7 @@ class NewScreening:
             "external_id": self.external_id,
             "batch_id": self.batch_id,
             "batch_index": self.batch_index,
-            "status": DONE if decided else ScreeningStatus.QUEUED.value,
+            "status": DONE if decided else ScreeningStatus.QUEUED,
             "outcome": self.outcome,
             "reasons": [str(reason) for reason in self.reasons],
             "evidence": [dict(finding) for finding in self.evidence],
@@ -239,7 +239,7 @@ async def mark_running_many(session: AsyncSession, screening_ids: Sequence[str])
         statement = (
             update(Screening)
             .where(Screening.id.in_(screening_ids), Screening.status != DONE)
-            .values(status=ScreeningStatus.RUNNING.value)
+            .values(status=ScreeningStatus.RUNNING)
             .execution_options(synchronize_session=False)
         )
         await session.execute(statement)

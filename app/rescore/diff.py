@@ -75,7 +75,7 @@ def compare(
     reasons, same readings, same versions), else a Change (`moved` when the outcome or its
     reasons do; otherwise only versions, or reading texts, are new)."""
     new = ruling.ruling
-    moved = (new.outcome.value, new.reasons) != (current.outcome, current.reasons)
+    moved = (new.outcome, new.reasons) != (current.outcome, current.reasons)
     differing = {
         review_id: (before[review_id], reading)
         for review_id, reading in after.items()

@@ -179,7 +179,7 @@ def _replayed(
     before = {call.review_id: call.reading for call in calls}
     change = compare(current, replayed.ruling, before, replayed.readings)
     diff.add(change, incomplete=replayed.incomplete)
-    diff.calibrate(current, replayed.ruling.ruling.outcome.value)
+    diff.calibrate(current, replayed.ruling.ruling.outcome)
     return None if change is None or change.unversioned else change
 
 
@@ -198,7 +198,7 @@ async def _apply(
         ruling = change.ruling.ruling
         screening_id = change.current.screening_id
         if not await queue_for_review(
-            session, screening_id, ruling.outcome.value, ruling.reasons,
+            session, screening_id, ruling.outcome, ruling.reasons,
             audit_rate=rates.audit, double_rate=rates.double, rng=rng,
         ):  # fmt: skip
             # Already in the queue: an item still waiting shows the reasons it has now.

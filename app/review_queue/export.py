@@ -95,7 +95,7 @@ async def _lines(
 
 
 def _shown(row: ExportRow, principal: Principal, mode: BlindMode) -> bool:
-    status = QueueStatus(row.item.status)
+    status = row.item.status
     if principal.role is AccessRole.ADMIN:
         return True
     blind = blind_for(

@@ -315,19 +315,19 @@ async def _store(
         queue_item_id=item.id,
         screening_id=item.screening_id,
         kind=new.kind,
-        decision=new.decision.value if new.decision is not None else None,
+        decision=new.decision,
         note=new.note,
         defects=new.defects,
         blind=new.blind,
         claimed_at=new.claimed_at,
         withdraws_id=new.withdraws_id,
         actor=principal.name,
-        actor_role=principal.role.value,
+        actor_role=principal.role,
         at=now,
     )
     if step.resolves is not None or step.unresolves:
         answering = (await queue_items.screening_ids(session, [item.id]))[item.id]
-        final = step.resolves.value if step.resolves is not None else None
+        final = step.resolves
         at = now if step.resolves is not None else None
         await decisions.set_final_decisions(session, answering, final, at=at)
     return Decided(row, step.status)

@@ -164,7 +164,7 @@ def _require_reasons(choice: Choice) -> None:
 
 def current_round(trail: Sequence[TrailRow]) -> Sequence[TrailRow]:
     """The trail since its last reopen."""
-    reopens = [i for i, row in enumerate(trail) if row.kind == DecisionKind.REOPEN.value]
+    reopens = [i for i, row in enumerate(trail) if row.kind == DecisionKind.REOPEN]
     return trail[reopens[-1] + 1 :] if reopens else trail
 
 
@@ -174,7 +174,7 @@ def standing(trail: Sequence[TrailRow]) -> list[TrailRow]:
     return [
         row
         for row in current_round(trail)
-        if row.kind == DecisionKind.DECISION.value
+        if row.kind == DecisionKind.DECISION
         and row.decision in FINAL_VALUES
         and row.id not in withdrawn
     ]
@@ -261,7 +261,7 @@ def _after_decision(
     first = standing(trail)
     if not first:
         return AWAITING_SECOND
-    return RESOLVED if first[0].decision == decision.value else DISPUTED
+    return RESOLVED if first[0].decision == decision else DISPUTED
 
 
 def adjudicate(item: ItemState, choice: Choice) -> Step:
@@ -298,7 +298,7 @@ def undo(
     """Withdraw the caller's decision: the latest row of the trail, made by them less than
     `window_seconds` ago. The item goes back to where it was, claimed by them."""
     last = trail[-1] if trail else None
-    if last is None or last.kind != DecisionKind.DECISION.value or last.actor != principal.name:
+    if last is None or last.kind != DecisionKind.DECISION or last.actor != principal.name:
         raise AppError(
             409,
             "nothing_to_undo",

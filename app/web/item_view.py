@@ -25,7 +25,7 @@ from app.web.presentation import when
 
 # The API's limit on a note (app/api/queue_schemas.Note); the form only hints at it.
 NOTE_LIMIT = 10_000
-TRANSLATOR = Role.TRANSLATOR.value
+TRANSLATOR = Role.TRANSLATOR
 # Keys 1-9 then 0 tick the defects in the vocabulary's order.
 DEFECT_KEYS = tuple(zip("1234567890", DEFECTS, strict=True))
 RULED = (DecisionKind.DECISION, DecisionKind.ADJUDICATION)
@@ -155,7 +155,7 @@ def item_context(
             reviews, key=lambda r: (r.role != TRANSLATOR, r.role, r.judge_name or "", r.attempt)
         ),
         back_translations=back_translations(reviews),
-        unread=lambda review: review.parse_status != ParseStatus.OK.value,
+        unread=lambda review: review.parse_status != ParseStatus.OK,
         # (role, judge, attempt) -> the re-readings of that review by re-scoring runs, oldest
         # first.
         rereads=_rereads(item),

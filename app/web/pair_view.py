@@ -99,7 +99,7 @@ def _marks(located: Sequence[Located], field: str) -> list[Mark]:
 
 def back_translations(reviews: Sequence[ReviewOut]) -> list[ReviewOut]:
     """The translator's replies that carry a back-translation, attempt order."""
-    translator = Role.TRANSLATOR.value
+    translator = Role.TRANSLATOR
     return sorted(
         (r for r in reviews if r.role == translator and r.back_translation),
         key=lambda r: r.attempt,

@@ -47,7 +47,7 @@ class FailurePolicy:
             if dead and await screenings.record_outcome(
                 session,
                 claim.screening_id,
-                outcome=Outcome.NEEDS_REVIEW.value,
+                outcome=Outcome.NEEDS_REVIEW,
                 reasons=[Reason.JOB_FAILED.value],
                 evidence=[],
                 policy_version=POLICY_VERSION,
@@ -60,7 +60,7 @@ class FailurePolicy:
                 await queue_for_review(
                     session,
                     claim.screening_id,
-                    Outcome.NEEDS_REVIEW.value,
+                    Outcome.NEEDS_REVIEW,
                     [Reason.JOB_FAILED.value],
                     audit_rate=0.0,
                 )

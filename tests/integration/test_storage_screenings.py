@@ -192,7 +192,7 @@ async def test_racing_outcomes_leave_exactly_one(
 
 async def test_an_unknown_outcome_is_refused_by_the_database(session: AsyncSession) -> None:
     screening = await new_screening(session)
-    with pytest.raises(sa.exc.IntegrityError):
+    with pytest.raises(sa.exc.StatementError, match="'certified' cannot be stored"):
         await screenings.record_outcome(
             session,
             screening.id,
@@ -201,6 +201,13 @@ async def test_an_unknown_outcome_is_refused_by_the_database(session: AsyncSessi
             evidence=[],
             policy_version=None,
             evidence_version=None,
+        )
+    # The database's CHECK refuses it too, for a write that bypasses the column type.
+    with pytest.raises(sa.exc.IntegrityError):
+        await session.execute(
+            sa.update(Screening)
+            .where(Screening.id == screening.id)
+            .values(outcome=sa.literal_column("'certified'"))
         )
 
 

@@ -16,7 +16,7 @@ from app.vocabulary import Outcome, Severity
 FINDING = Finding("sorry_in_statement", "the statement uses sorry", Severity.REVIEW, "formal", 1)
 
 
-def test_a_ruling_maps_to_plain_stored_values() -> None:
+def test_a_ruling_maps_to_the_stored_values() -> None:
     ruling = Ruling(Outcome.NEEDS_REVIEW, ("judge_unclear", "evidence_review"), POLICY_VERSION)
     fields = ScreeningRuling(ruling, (FINDING,)).outcome_fields()
     assert fields == {
@@ -26,7 +26,8 @@ def test_a_ruling_maps_to_plain_stored_values() -> None:
         "policy_version": POLICY_VERSION,
         "evidence_version": EVIDENCE_VERSION,
     }
-    assert type(fields["outcome"]) is str  # the value, not the enum member
+    # The member itself: the column (StrEnumType) stores its value and loads the member.
+    assert fields["outcome"] is Outcome.NEEDS_REVIEW
 
 
 def test_the_fields_are_exactly_those_both_outcome_rows_take() -> None:

@@ -50,7 +50,7 @@ async def summary(
         batch_id=batch_id,
         since=since,
         until=until,
-        role=role.value if role else None,
+        role=role,
         model=model,
         prompt_version=prompt_version,
     )

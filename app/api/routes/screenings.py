@@ -115,8 +115,8 @@ async def list_screenings(
     items, next_cursor = await screenings.list_page(
         session,
         external_id=external_id,
-        outcome=outcome.value if outcome else None,
-        status=status.value if status else None,
+        outcome=outcome,
+        status=status,
         outcome_hidden=hidden,
         cursor=cursor,
         limit=limit,
