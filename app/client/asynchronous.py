@@ -4,28 +4,24 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-import time
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import httpx2
 
-from app.api.batch_schemas import BatchPage
-from app.api.schemas import ScreeningPage
-from app.client import calls
-from app.client.calls import DONE, Backoff, Call
+from app.client import calls, plans
+from app.client.calls import Backoff, Call, ScreeningFields
 from app.client.errors import FaithScreenError
 from app.client.models import (
-    Accepted,
     Batch,
-    BatchAccepted,
     BatchListed,
     BatchResult,
     Calibration,
     Screening,
     ScreeningListed,
 )
+from app.client.plans import Emit, Item, Listing, Pause, Plan, Reply, Result
 from app.intake.requests import ScreeningRequest
 
 
@@ -68,31 +64,17 @@ class AsyncClient:
         informal: str,
         formal: str,
         *,
-        header: str | None = None,
-        external_id: str | None = None,
-        replies: Mapping[str, Any] | None = None,
-        label: str | None = None,
-        tags: Iterable[str] | None = None,
-        confirmations: int | None = None,
         wait: bool = True,
         # The same signature as Client's (a caller moves between them freely).
         timeout: float = 600.0,  # noqa: ASYNC109
+        **fields: Unpack[ScreeningFields],
     ) -> Screening:
-        """Submit one pair; with `wait`, poll until it is done (at most `timeout` s)."""
-        body = calls.screening_body(
-            informal,
-            formal,
-            header=header,
-            external_id=external_id,
-            replies=replies,
-            label=label,
-            tags=tags,
-            confirmations=confirmations,
+        """Submit one pair; with `wait`, poll until it is done (at most `timeout` s).
+        `fields`: header, external_id, replies, label, tags, confirmations (all optional)."""
+        plan = plans.screen(
+            informal, formal, fields, wait=wait, timeout=timeout, poll_seconds=self.poll_seconds
         )
-        accepted = calls.read(await self._send(calls.submit_screening(body)), Accepted)
-        if not wait:
-            return await self.get_screening(accepted.id)
-        return await self.wait_screening(accepted.id, timeout=timeout)
+        return await self._run(plan)
 
     async def wait_screening(
         self,
@@ -100,17 +82,11 @@ class AsyncClient:
         *,
         timeout: float = 600.0,  # noqa: ASYNC109 (as Client's)
     ) -> Screening:
-        deadline = time.monotonic() + timeout
-        while True:
-            screening = await self.get_screening(screening_id)
-            if screening.status == DONE:
-                return screening
-            if time.monotonic() >= deadline:
-                raise calls.wait_timeout(f"screening {screening_id}", timeout)
-            await asyncio.sleep(self.poll_seconds)
+        plan = plans.wait_screening(screening_id, timeout=timeout, poll_seconds=self.poll_seconds)
+        return await self._run(plan)
 
     async def get_screening(self, screening_id: str) -> Screening:
-        return calls.read(await self._send(calls.get_screening(screening_id)), Screening)
+        return await self._run(plans.get_screening(screening_id))
 
     async def list_screenings(
         self,
@@ -122,15 +98,8 @@ class AsyncClient:
     ) -> AsyncIterator[ScreeningListed]:
         """Every screening matching the filters, newest first, page after page."""
         filters = {"external_id": external_id, "outcome": outcome, "status": status}
-        cursor: str | None = None
-        while True:
-            call = calls.list_screenings(filters, cursor, page_size)
-            page = calls.read(await self._send(call), ScreeningPage)
-            for item in page.items:
-                yield item
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        async for item in self._each(plans.list_screenings(filters, page_size)):
+            yield item
 
     # ---------------------------------------------------------------------- batches
 
@@ -141,9 +110,7 @@ class AsyncClient:
         name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Batch:
-        call = calls.submit_batch(items, name, idempotency_key)
-        accepted = calls.read(await self._send(call), BatchAccepted)
-        return await self.get_batch(accepted.id)
+        return await self._run(plans.submit_batch(items, name, idempotency_key))
 
     async def submit_batch_jsonl(
         self,
@@ -153,22 +120,14 @@ class AsyncClient:
         idempotency_key: str | None = None,
     ) -> Batch:
         """As submit_batch, the items given as JSON Lines bytes (a pairs file's lines)."""
-        call = calls.submit_batch_jsonl(lines, name, idempotency_key)
-        accepted = calls.read(await self._send(call), BatchAccepted)
-        return await self.get_batch(accepted.id)
+        return await self._run(plans.submit_batch_jsonl(lines, name, idempotency_key))
 
     async def get_batch(self, batch_id: str) -> Batch:
-        return calls.read(await self._send(calls.get_batch(batch_id)), Batch)
+        return await self._run(plans.get_batch(batch_id))
 
     async def list_batches(self, *, page_size: int = 100) -> AsyncIterator[BatchListed]:
-        cursor: str | None = None
-        while True:
-            page = calls.read(await self._send(calls.list_batches(cursor, page_size)), BatchPage)
-            for item in page.items:
-                yield item
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        async for item in self._each(plans.list_batches(page_size)):
+            yield item
 
     async def wait_batch(
         self,
@@ -178,16 +137,10 @@ class AsyncClient:
         on_progress: Callable[[Batch], None] | None = None,
     ) -> Batch:
         """Poll until every item is done; `on_progress` sees each poll's batch."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            batch = await self.get_batch(batch_id)
-            if on_progress is not None:
-                on_progress(batch)
-            if batch.done >= batch.total:
-                return batch
-            if deadline is not None and time.monotonic() >= deadline:
-                raise calls.wait_timeout(f"batch {batch_id}", timeout or 0.0)
-            await asyncio.sleep(self.poll_seconds)
+        plan = plans.wait_batch(
+            batch_id, timeout=timeout, on_progress=on_progress, poll_seconds=self.poll_seconds
+        )
+        return await self._run(plan)
 
     async def batch_results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         """Every item's result in submission order, read as the server streams them."""
@@ -210,9 +163,39 @@ class AsyncClient:
             raise calls.unreachable(self.base_url, error) from error
 
     async def calibration(self, batch_id: str) -> Calibration:
-        return calls.read(await self._send(calls.calibration(batch_id)), Calibration)
+        return await self._run(plans.calibration(batch_id))
 
     # -------------------------------------------------------------------- transport
+
+    async def _run(self, plan: Plan[Result]) -> Result:
+        """Carry a plan out: send its calls, sleep its pauses, answer what it returns."""
+        reply: Reply = None
+        while True:
+            try:
+                step = plan.send(reply)
+            except StopIteration as done:
+                result: Result = done.value
+                return result
+            if isinstance(step, Pause):
+                await asyncio.sleep(step.seconds)
+                reply = None
+            else:
+                reply = await self._send(step)
+
+    async def _each(self, listing: Listing[Item]) -> AsyncIterator[Item]:
+        """Carry a listing out, yielding the items it emits as each page comes."""
+        reply: Reply = None
+        while True:
+            try:
+                step = listing.send(reply)
+            except StopIteration:
+                return
+            if isinstance(step, Emit):
+                for item in step.items:
+                    yield item
+                reply = None
+            else:
+                reply = await self._send(step)
 
     async def _send(self, call: Call) -> httpx2.Response:
         for attempt in itertools.count():

@@ -9,7 +9,7 @@ import random
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import Any, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
 
 import httpx2
@@ -123,26 +123,32 @@ def result_line(line: bytes | str, model: type[Model]) -> Model:
 # ------------------------------------------------------------------ the calls themselves
 
 
-def screening_body(
-    informal: str,
-    formal: str,
-    *,
-    header: str | None = None,
-    external_id: str | None = None,
-    replies: Mapping[str, Any] | None = None,
-    label: str | None = None,
-    tags: Iterable[str] | None = None,
-    confirmations: int | None = None,
-) -> dict[str, Any]:
+class ScreeningFields(TypedDict, total=False):
+    """The optional fields of one screening; None, as leaving a field out, is the server's
+    default."""
+
+    header: str | None
+    external_id: str | None
+    replies: Mapping[str, Any] | None
+    label: str | None
+    tags: Iterable[str] | None
+    confirmations: int | None
+
+
+def screening_body(informal: str, formal: str, **fields: Unpack[ScreeningFields]) -> dict[str, Any]:
     """The body of POST /v1/screenings; None fields are left out (the server's defaults)."""
     body: dict[str, Any] = {"informal": informal, "formal": formal}
-    optional = {"header": header, "external_id": external_id, "label": label}
+    optional = {
+        "header": fields.get("header"),
+        "external_id": fields.get("external_id"),
+        "label": fields.get("label"),
+    }
     body |= {name: value for name, value in optional.items() if value is not None}
-    if replies is not None:
+    if (replies := fields.get("replies")) is not None:
         body["replies"] = dict(replies)
-    if tags is not None:
+    if (tags := fields.get("tags")) is not None:
         body["tags"] = list(tags)
-    if confirmations is not None:
+    if (confirmations := fields.get("confirmations")) is not None:
         body["options"] = {"confirmations": confirmations}
     return body
 

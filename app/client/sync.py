@@ -6,25 +6,22 @@ import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
-from typing import Any
+from typing import Any, Unpack
 
 import httpx2
 
-from app.api.batch_schemas import BatchPage
-from app.api.schemas import ScreeningPage
-from app.client import calls
-from app.client.calls import DONE, Backoff, Call
+from app.client import calls, plans
+from app.client.calls import Backoff, Call, ScreeningFields
 from app.client.errors import FaithScreenError
 from app.client.models import (
-    Accepted,
     Batch,
-    BatchAccepted,
     BatchListed,
     BatchResult,
     Calibration,
     Screening,
     ScreeningListed,
 )
+from app.client.plans import Emit, Item, Listing, Pause, Plan, Reply, Result
 from app.intake.requests import ScreeningRequest
 
 
@@ -67,43 +64,23 @@ class Client:
         informal: str,
         formal: str,
         *,
-        header: str | None = None,
-        external_id: str | None = None,
-        replies: Mapping[str, Any] | None = None,
-        label: str | None = None,
-        tags: Iterable[str] | None = None,
-        confirmations: int | None = None,
         wait: bool = True,
         timeout: float = 600.0,
+        **fields: Unpack[ScreeningFields],
     ) -> Screening:
-        """Submit one pair; with `wait`, poll until it is done (at most `timeout` s)."""
-        body = calls.screening_body(
-            informal,
-            formal,
-            header=header,
-            external_id=external_id,
-            replies=replies,
-            label=label,
-            tags=tags,
-            confirmations=confirmations,
+        """Submit one pair; with `wait`, poll until it is done (at most `timeout` s).
+        `fields`: header, external_id, replies, label, tags, confirmations (all optional)."""
+        plan = plans.screen(
+            informal, formal, fields, wait=wait, timeout=timeout, poll_seconds=self.poll_seconds
         )
-        accepted = calls.read(self._send(calls.submit_screening(body)), Accepted)
-        if not wait:
-            return self.get_screening(accepted.id)
-        return self.wait_screening(accepted.id, timeout=timeout)
+        return self._run(plan)
 
     def wait_screening(self, screening_id: str, *, timeout: float = 600.0) -> Screening:
-        deadline = time.monotonic() + timeout
-        while True:
-            screening = self.get_screening(screening_id)
-            if screening.status == DONE:
-                return screening
-            if time.monotonic() >= deadline:
-                raise calls.wait_timeout(f"screening {screening_id}", timeout)
-            time.sleep(self.poll_seconds)
+        plan = plans.wait_screening(screening_id, timeout=timeout, poll_seconds=self.poll_seconds)
+        return self._run(plan)
 
     def get_screening(self, screening_id: str) -> Screening:
-        return calls.read(self._send(calls.get_screening(screening_id)), Screening)
+        return self._run(plans.get_screening(screening_id))
 
     def list_screenings(
         self,
@@ -115,14 +92,7 @@ class Client:
     ) -> Iterator[ScreeningListed]:
         """Every screening matching the filters, newest first, page after page."""
         filters = {"external_id": external_id, "outcome": outcome, "status": status}
-        cursor: str | None = None
-        while True:
-            call = calls.list_screenings(filters, cursor, page_size)
-            page = calls.read(self._send(call), ScreeningPage)
-            yield from page.items
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        return self._each(plans.list_screenings(filters, page_size))
 
     # ---------------------------------------------------------------------- batches
 
@@ -133,9 +103,7 @@ class Client:
         name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Batch:
-        call = calls.submit_batch(items, name, idempotency_key)
-        accepted = calls.read(self._send(call), BatchAccepted)
-        return self.get_batch(accepted.id)
+        return self._run(plans.submit_batch(items, name, idempotency_key))
 
     def submit_batch_jsonl(
         self,
@@ -145,21 +113,13 @@ class Client:
         idempotency_key: str | None = None,
     ) -> Batch:
         """As submit_batch, the items given as JSON Lines bytes (a pairs file's lines)."""
-        call = calls.submit_batch_jsonl(lines, name, idempotency_key)
-        accepted = calls.read(self._send(call), BatchAccepted)
-        return self.get_batch(accepted.id)
+        return self._run(plans.submit_batch_jsonl(lines, name, idempotency_key))
 
     def get_batch(self, batch_id: str) -> Batch:
-        return calls.read(self._send(calls.get_batch(batch_id)), Batch)
+        return self._run(plans.get_batch(batch_id))
 
     def list_batches(self, *, page_size: int = 100) -> Iterator[BatchListed]:
-        cursor: str | None = None
-        while True:
-            page = calls.read(self._send(calls.list_batches(cursor, page_size)), BatchPage)
-            yield from page.items
-            if page.next_cursor is None:
-                return
-            cursor = page.next_cursor
+        return self._each(plans.list_batches(page_size))
 
     def wait_batch(
         self,
@@ -169,16 +129,10 @@ class Client:
         on_progress: Callable[[Batch], None] | None = None,
     ) -> Batch:
         """Poll until every item is done; `on_progress` sees each poll's batch."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            batch = self.get_batch(batch_id)
-            if on_progress is not None:
-                on_progress(batch)
-            if batch.done >= batch.total:
-                return batch
-            if deadline is not None and time.monotonic() >= deadline:
-                raise calls.wait_timeout(f"batch {batch_id}", timeout or 0.0)
-            time.sleep(self.poll_seconds)
+        plan = plans.wait_batch(
+            batch_id, timeout=timeout, on_progress=on_progress, poll_seconds=self.poll_seconds
+        )
+        return self._run(plan)
 
     def batch_results(self, batch_id: str) -> Iterator[BatchResult]:
         """Every item's result in submission order, read as the server streams them."""
@@ -198,9 +152,38 @@ class Client:
             raise calls.unreachable(self.base_url, error) from error
 
     def calibration(self, batch_id: str) -> Calibration:
-        return calls.read(self._send(calls.calibration(batch_id)), Calibration)
+        return self._run(plans.calibration(batch_id))
 
     # -------------------------------------------------------------------- transport
+
+    def _run(self, plan: Plan[Result]) -> Result:
+        """Carry a plan out: send its calls, sleep its pauses, answer what it returns."""
+        reply: Reply = None
+        while True:
+            try:
+                step = plan.send(reply)
+            except StopIteration as done:
+                result: Result = done.value
+                return result
+            if isinstance(step, Pause):
+                time.sleep(step.seconds)
+                reply = None
+            else:
+                reply = self._send(step)
+
+    def _each(self, listing: Listing[Item]) -> Iterator[Item]:
+        """Carry a listing out, yielding the items it emits as each page comes."""
+        reply: Reply = None
+        while True:
+            try:
+                step = listing.send(reply)
+            except StopIteration:
+                return
+            if isinstance(step, Emit):
+                yield from step.items
+                reply = None
+            else:
+                reply = self._send(step)
 
     def _send(self, call: Call) -> httpx2.Response:
         for attempt in itertools.count():

@@ -1,0 +1,179 @@
+"""Each client method's steps written once, as a plan: a generator that yields the `Call`s to
+send and the `Pause`s to wait, is sent each call's response back, and returns what the
+method answers (a listing emits its items instead). `Client` and `AsyncClient` only carry
+the steps out, one blocking and one awaited, so the two cannot drift apart."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Generic, Protocol, TypeVar
+
+import httpx2
+
+from app.api.batch_schemas import BatchPage
+from app.api.schemas import ScreeningPage
+from app.client import calls
+from app.client.calls import DONE, Call, Model, ScreeningFields
+from app.client.models import (
+    Accepted,
+    Batch,
+    BatchAccepted,
+    BatchListed,
+    Calibration,
+    Screening,
+    ScreeningListed,
+)
+from app.intake.requests import ScreeningRequest
+
+Result = TypeVar("Result")
+Item = TypeVar("Item")
+Item_co = TypeVar("Item_co", covariant=True)
+
+
+@dataclass(frozen=True)
+class Pause:
+    """Wait this long before the next step (between polls)."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Emit(Generic[Item]):
+    """Hand these items to the caller of a listing before the next step."""
+
+    items: Sequence[Item]
+
+
+# What a plan is sent back: a Call's response; None after a Pause or an Emit.
+Reply = httpx2.Response | None
+Plan = Generator[Call | Pause, Reply, Result]
+Listing = Generator[Call | Emit[Item], Reply, None]
+
+
+class Page(Protocol[Item_co]):
+    @property
+    def items(self) -> Sequence[Item_co]: ...
+    @property
+    def next_cursor(self) -> str | None: ...
+
+
+def fetch(call: Call, model: type[Model]) -> Generator[Call, Reply, Model]:
+    """Send `call` and read its answer as `model` (FaithScreenError when it is an error)."""
+    response = yield call
+    assert response is not None  # a Call is always answered with its response
+    return calls.read(response, model)
+
+
+# ------------------------------------------------------------------- screenings
+
+
+def screen(
+    informal: str,
+    formal: str,
+    fields: ScreeningFields,
+    *,
+    wait: bool,
+    timeout: float,
+    poll_seconds: float,
+) -> Plan[Screening]:
+    body = calls.screening_body(informal, formal, **fields)
+    accepted = yield from fetch(calls.submit_screening(body), Accepted)
+    if not wait:
+        return (yield from get_screening(accepted.id))
+    return (yield from wait_screening(accepted.id, timeout=timeout, poll_seconds=poll_seconds))
+
+
+def wait_screening(screening_id: str, *, timeout: float, poll_seconds: float) -> Plan[Screening]:
+    deadline = time.monotonic() + timeout
+    while True:
+        screening = yield from get_screening(screening_id)
+        if screening.status == DONE:
+            return screening
+        if time.monotonic() >= deadline:
+            raise calls.wait_timeout(f"screening {screening_id}", timeout)
+        yield Pause(poll_seconds)
+
+
+def get_screening(screening_id: str) -> Plan[Screening]:
+    return (yield from fetch(calls.get_screening(screening_id), Screening))
+
+
+def list_screenings(filters: Mapping[str, Any], page_size: int) -> Listing[ScreeningListed]:
+    return every_page(
+        lambda cursor: calls.list_screenings(filters, cursor, page_size),
+        lambda response: calls.read(response, ScreeningPage),
+    )
+
+
+# ---------------------------------------------------------------------- batches
+
+
+def submit_batch(
+    items: Iterable[ScreeningRequest | Mapping[str, Any]],
+    name: str | None,
+    idempotency_key: str | None,
+) -> Plan[Batch]:
+    return (yield from submitted(calls.submit_batch(items, name, idempotency_key)))
+
+
+def submit_batch_jsonl(
+    lines: bytes | Iterable[bytes], name: str | None, idempotency_key: str | None
+) -> Plan[Batch]:
+    return (yield from submitted(calls.submit_batch_jsonl(lines, name, idempotency_key)))
+
+
+def submitted(call: Call) -> Plan[Batch]:
+    """The batch as stored, once `call` (a submission) is accepted."""
+    accepted = yield from fetch(call, BatchAccepted)
+    return (yield from get_batch(accepted.id))
+
+
+def get_batch(batch_id: str) -> Plan[Batch]:
+    return (yield from fetch(calls.get_batch(batch_id), Batch))
+
+
+def list_batches(page_size: int) -> Listing[BatchListed]:
+    return every_page(
+        lambda cursor: calls.list_batches(cursor, page_size),
+        lambda response: calls.read(response, BatchPage),
+    )
+
+
+def wait_batch(
+    batch_id: str,
+    *,
+    timeout: float | None,
+    on_progress: Callable[[Batch], None] | None,
+    poll_seconds: float,
+) -> Plan[Batch]:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        batch = yield from get_batch(batch_id)
+        if on_progress is not None:
+            on_progress(batch)
+        if batch.done >= batch.total:
+            return batch
+        if deadline is not None and time.monotonic() >= deadline:
+            raise calls.wait_timeout(f"batch {batch_id}", timeout or 0.0)
+        yield Pause(poll_seconds)
+
+
+def calibration(batch_id: str) -> Plan[Calibration]:
+    return (yield from fetch(calls.calibration(batch_id), Calibration))
+
+
+def every_page(
+    call_at: Callable[[str | None], Call], read_page: Callable[[httpx2.Response], Page[Item]]
+) -> Listing[Item]:
+    """Every item of a keyset-paginated listing, following `next_cursor` to the end."""
+    cursor: str | None = None
+    while True:
+        response = yield call_at(cursor)
+        assert response is not None  # a Call is always answered with its response
+        page = read_page(response)
+        yield Emit(page.items)
+        if page.next_cursor is None:
+            return
+        cursor = page.next_cursor
