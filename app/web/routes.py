@@ -17,10 +17,12 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
+from dataclasses import dataclass
 from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI
 from pydantic import ValidationError
+from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
@@ -34,6 +36,7 @@ from app.api.queue_schemas import (
     ReopenRequest,
     Viewer,
 )
+from app.auth.principal import Principal
 from app.db.types import utcnow
 from app.errors import AppError, NotFound
 from app.models.api_key import AccessRole
@@ -268,108 +271,89 @@ async def next_open_item(
 # ---- Acting ---------------------------------------------------------------------------------
 
 
-@router.post("/items/{item_id}/claim")
-async def claim_item(
+@dataclass(frozen=True, slots=True)
+class ItemPost:
+    """What every post on one item works with: the item, the session, who acts, the form
+    (read once its CSRF token matches) and the review rules of the settings."""
+
+    item: int
+    session: AsyncSession
+    principal: Principal
+    form: dict[str, str]
+    rules: ReviewRules
+
+
+async def item_post(
     item: ItemNumber,
     request: Request,
     session: SessionDep,
     runtime: RuntimeDep,
     reviewer: PageReviewerDep,
     browser: BrowserDep,
-) -> Response:
-    await guarded_form(request, browser)
-    with shown_as_page(item):
-        seconds = runtime.settings.review_claim_seconds
-        await service.claim(session, reviewer.principal, item, claim_seconds=seconds)
-    return to_item(item, "claimed")
+) -> ItemPost:
+    form = await guarded_form(request, browser)
+    return ItemPost(item, session, reviewer.principal, form, ReviewRules.of(runtime.settings))
+
+
+ItemPostDep = Annotated[ItemPost, Depends(item_post)]
+
+
+@router.post("/items/{item_id}/claim")
+async def claim_item(post: ItemPostDep) -> Response:
+    with shown_as_page(post.item):
+        seconds = post.rules.claim_seconds
+        await service.claim(post.session, post.principal, post.item, claim_seconds=seconds)
+    return to_item(post.item, "claimed")
 
 
 @router.post("/items/{item_id}/release")
-async def release_item(
-    item: ItemNumber,
-    request: Request,
-    session: SessionDep,
-    reviewer: PageReviewerDep,
-    browser: BrowserDep,
-) -> Response:
-    await guarded_form(request, browser)
-    with shown_as_page(item):
-        await service.release(session, reviewer.principal, item)
-    return to_item(item, "released")
+async def release_item(post: ItemPostDep) -> Response:
+    with shown_as_page(post.item):
+        await service.release(post.session, post.principal, post.item)
+    return to_item(post.item, "released")
 
 
 @router.post("/items/{item_id}/decision")
-async def decide_item(
-    item: ItemNumber,
-    request: Request,
-    session: SessionDep,
-    runtime: RuntimeDep,
-    reviewer: PageReviewerDep,
-    browser: BrowserDep,
-) -> Response:
-    form = await guarded_form(request, browser)
-    body = validated(DecisionRequest, decision_fields(form), item)
-    rules = ReviewRules.of(runtime.settings)
-    with shown_as_page(item):
-        await service.claim(session, reviewer.principal, item, claim_seconds=rules.claim_seconds)
+async def decide_item(post: ItemPostDep) -> Response:
+    body = validated(DecisionRequest, decision_fields(post.form), post.item)
+    with shown_as_page(post.item):
+        seconds = post.rules.claim_seconds
+        await service.claim(post.session, post.principal, post.item, claim_seconds=seconds)
         decided = await service.decide(
-            session,
-            reviewer.principal,
-            item,
+            post.session,
+            post.principal,
+            post.item,
             body.decision,
             body.note,
             defects=body.defects,
-            rules=rules,
+            rules=post.rules,
         )
-    return to_item(item, DECIDED_AS.get(decided.status, "decided"))
+    return to_item(post.item, DECIDED_AS.get(decided.status, "decided"))
 
 
 @router.post("/items/{item_id}/undo")
-async def undo_decision(
-    item: ItemNumber,
-    request: Request,
-    session: SessionDep,
-    runtime: RuntimeDep,
-    reviewer: PageReviewerDep,
-    browser: BrowserDep,
-) -> Response:
-    await guarded_form(request, browser)
-    with shown_as_page(item):
-        rules = ReviewRules.of(runtime.settings)
-        await service.undo(session, reviewer.principal, item, rules=rules)
-    return to_item(item, "withdrawn")
+async def undo_decision(post: ItemPostDep) -> Response:
+    with shown_as_page(post.item):
+        await service.undo(post.session, post.principal, post.item, rules=post.rules)
+    return to_item(post.item, "withdrawn")
 
 
 @router.post("/items/{item_id}/adjudicate")
-async def adjudicate_item(
-    item: ItemNumber,
-    request: Request,
-    session: SessionDep,
-    reviewer: PageReviewerDep,
-    browser: BrowserDep,
-) -> Response:
-    form = await guarded_form(request, browser)
-    body = validated(AdjudicationRequest, decision_fields(form), item)
-    with shown_as_page(item):
+async def adjudicate_item(post: ItemPostDep) -> Response:
+    body = validated(AdjudicationRequest, decision_fields(post.form), post.item)
+    with shown_as_page(post.item):
         await service.adjudicate(
-            session, reviewer.principal, item, body.decision, body.note, defects=body.defects
+            post.session, post.principal, post.item, body.decision, body.note, defects=body.defects
         )
-    return to_item(item, "adjudicated")
+    return to_item(post.item, "adjudicated")
 
 
 @router.post("/items/{item_id}/reopen")
-async def reopen_item(
-    item: ItemNumber,
-    request: Request,
-    session: SessionDep,
-    reviewer: PageReviewerDep,
-    browser: BrowserDep,
-) -> Response:
-    form = await guarded_form(request, browser)
-    body = validated(ReopenRequest, form, item)
-    with shown_as_page(item):
-        await service.reopen(session, reviewer.principal, item, body.note)
-    return to_item(item, "reopened")
+async def reopen_item(post: ItemPostDep) -> Response:
+    body = validated(ReopenRequest, post.form, post.item)
+    with shown_as_page(post.item):
+        await service.reopen(post.session, post.principal, post.item, body.note)
+    return to_item(post.item, "reopened")
 
 
 def decision_fields(form: dict[str, str]) -> dict[str, object]:
