@@ -4,7 +4,8 @@ app/review_queue/service.py and transitions.py; these handlers translate."""
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
 
 from fastapi import APIRouter, Depends, Path, Query
 from fastapi.responses import StreamingResponse
@@ -34,6 +35,7 @@ from app.review_queue.visibility import audit_withheld, blind_audit_values
 from app.runtime import Runtime
 from app.vocabulary import QueueStatus
 
+Handler = TypeVar("Handler", bound=Callable[..., Any])
 router = APIRouter(
     tags=["review queue"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
 )
@@ -136,13 +138,21 @@ async def release_queue_item(
     return QueueItemSummary.of(entry, _viewer(principal, runtime))
 
 
-@router.post(
-    "/v1/queue/{item_id}/decision",
-    status_code=201,
-    response_model=DecidedOut,
-    responses=error_responses(400, 404, 409, 413, 422),
-    openapi_extra=DECISION_BODY.openapi_extra(),
-)
+def decision_route(
+    action: str, *statuses: int, body: JsonBody[Any] | None = None
+) -> Callable[[Handler], Handler]:
+    """POST /v1/queue/{item_id}/ACTION: a change to the item's decision trail, answered
+    201 with the row it wrote (DecidedOut)."""
+    return router.post(
+        f"/v1/queue/{{item_id}}/{action}",
+        status_code=201,
+        response_model=DecidedOut,
+        responses=error_responses(*statuses),
+        openapi_extra=body.openapi_extra() if body is not None else None,
+    )
+
+
+@decision_route("decision", 400, 404, 409, 413, 422, body=DECISION_BODY)
 async def decide_queue_item(
     item_id: ItemId,
     principal: ReviewerKeyDep,
@@ -172,12 +182,7 @@ async def decide_queue_item(
     return DecidedOut.of_decided(decided)
 
 
-@router.post(
-    "/v1/queue/{item_id}/undo",
-    status_code=201,
-    response_model=DecidedOut,
-    responses=error_responses(404, 409),
-)
+@decision_route("undo", 404, 409)
 async def undo_queue_decision(
     item_id: ItemId, principal: ReviewerKeyDep, session: SessionDep, runtime: RuntimeDep
 ) -> DecidedOut:
@@ -191,13 +196,7 @@ async def undo_queue_decision(
     return DecidedOut.of_decided(await service.undo(session, principal, item_id, rules=rules))
 
 
-@router.post(
-    "/v1/queue/{item_id}/adjudicate",
-    status_code=201,
-    response_model=DecidedOut,
-    responses=error_responses(400, 403, 404, 409, 413, 422),
-    openapi_extra=ADJUDICATION_BODY.openapi_extra(),
-)
+@decision_route("adjudicate", 400, 403, 404, 409, 413, 422, body=ADJUDICATION_BODY)
 async def adjudicate_queue_item(
     item_id: ItemId,
     principal: AdminKeyDep,
@@ -212,13 +211,7 @@ async def adjudicate_queue_item(
     return DecidedOut.of_decided(decided)
 
 
-@router.post(
-    "/v1/queue/{item_id}/reopen",
-    status_code=201,
-    response_model=DecidedOut,
-    responses=error_responses(400, 403, 404, 409, 413, 422),
-    openapi_extra=REOPEN_BODY.openapi_extra(),
-)
+@decision_route("reopen", 400, 403, 404, 409, 413, 422, body=REOPEN_BODY)
 async def reopen_queue_item(
     item_id: ItemId,
     principal: AdminKeyDep,
