@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.api.schemas import NextCursor
 from app.intake.requests import ScreeningRequest
 from app.models.batch import Batch
 from app.repositories.batches import MAX_FAILURE_CAUSES, BatchStatus, ItemResult, Progress
@@ -105,9 +106,7 @@ class BatchOut(BatchSummary):
 
 class BatchPage(BaseModel):
     items: list[BatchSummary]
-    next_cursor: str | None = Field(
-        description="Pass as `cursor` for the next page; null at the end."
-    )
+    next_cursor: NextCursor
 
 
 class BatchResultLine(BaseModel):

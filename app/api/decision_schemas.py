@@ -8,6 +8,7 @@ from datetime import datetime
 from pydantic import BaseModel, Field
 
 from app.api.queue_schemas import DecisionOut
+from app.api.schemas import NextCursor
 from app.repositories.decision_conflicts import DecidedItem, PairConflict
 from app.review_queue.service import ConflictPage, Decided
 from app.vocabulary import DecisionValue, QueueStatus
@@ -69,9 +70,7 @@ class PairConflictOut(BaseModel):
 
 class ConflictPageOut(BaseModel):
     conflicts: list[PairConflictOut]
-    next_cursor: str | None = Field(
-        description="Pass as `cursor` for the next page; null at the end."
-    )
+    next_cursor: NextCursor
 
     @classmethod
     def of(cls, page: ConflictPage) -> ConflictPageOut:

@@ -10,7 +10,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.json_schema import SkipJsonSchema
 
-from app.api.schemas import ScreeningOut
+from app.api.schemas import NextCursor, ScreeningOut
 from app.auth.principal import Principal
 from app.intake.requests import StorableText
 from app.models.api_key import AccessRole
@@ -195,9 +195,7 @@ class QueueItemOut(QueueItemSummary):
 
 class QueuePageOut(BaseModel):
     items: list[QueueItemSummary]
-    next_cursor: str | None = Field(
-        description="Pass as `cursor` for the next page; null at the end."
-    )
+    next_cursor: NextCursor
 
     @classmethod
     def of(cls, page: QueuePage, viewer: Viewer) -> QueuePageOut:

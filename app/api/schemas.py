@@ -4,13 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
 from app.models.review import Review
 from app.models.screening import Screening
 from app.vocabulary import Outcome, ScreeningStatus
+
+# Every keyset-paginated listing's link to its next page.
+NextCursor = Annotated[
+    str | None, Field(description="Pass as `cursor` for the next page; null at the end.")
+]
 
 
 class ErrorDetail(BaseModel):
@@ -261,6 +266,4 @@ class ScreeningOut(ScreeningSummary):
 
 class ScreeningPage(BaseModel):
     items: list[ScreeningSummary]
-    next_cursor: str | None = Field(
-        description="Pass as `cursor` for the next page; null at the end."
-    )
+    next_cursor: NextCursor
