@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import itertools
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from types import TracebackType
 from typing import Any, Unpack
@@ -21,7 +20,7 @@ from app.client.models import (
     Screening,
     ScreeningListed,
 )
-from app.client.plans import Emit, Item, Listing, Pause, Plan, Reply, Result
+from app.client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
 from app.intake.requests import ScreeningRequest
 
 
@@ -167,7 +166,7 @@ class AsyncClient:
 
     # -------------------------------------------------------------------- transport
 
-    async def _run(self, plan: Plan[Result]) -> Result:
+    async def _run(self, plan: Steps[Result]) -> Result:
         """Carry a plan out: send its calls, sleep its pauses, answer what it returns."""
         reply: Reply = None
         while True:
@@ -176,11 +175,7 @@ class AsyncClient:
             except StopIteration as done:
                 result: Result = done.value
                 return result
-            if isinstance(step, Pause):
-                await asyncio.sleep(step.seconds)
-                reply = None
-            else:
-                reply = await self._send(step)
+            reply = await self._do(step)
 
     async def _each(self, listing: Listing[Item]) -> AsyncIterator[Item]:
         """Carry a listing out, yielding the items it emits as each page comes."""
@@ -195,21 +190,19 @@ class AsyncClient:
                     yield item
                 reply = None
             else:
-                reply = await self._send(step)
+                reply = await self._do(step)
 
-    async def _send(self, call: Call) -> httpx2.Response:
-        for attempt in itertools.count():
-            error: Exception | None = None
-            response: httpx2.Response | None = None
-            try:
-                response = await self._request(call)
-            except httpx2.TransportError as failed:
-                error = failed
-            delay = self.backoff.next_delay(call, attempt, error, response)
-            if delay is None:
-                break
-            await asyncio.sleep(delay)
-        return calls.answer(self.base_url, error, response)
+    async def _do(self, step: Call | Attempt | Pause) -> Reply:
+        """One step: a pause slept, one attempt at a call, or a call with its retries."""
+        if isinstance(step, Pause):
+            await asyncio.sleep(step.seconds)
+            return None
+        if isinstance(step, Call):
+            return await self._run(plans.attempts(step, self.backoff, self.base_url))
+        try:
+            return await self._request(step.call)
+        except httpx2.TransportError as error:
+            return error
 
     async def _request(self, call: Call) -> httpx2.Response:
         return await self._http.request(

@@ -1,7 +1,8 @@
 """Each client method's steps written once, as a plan: a generator that yields the `Call`s to
 send and the `Pause`s to wait, is sent each call's response back, and returns what the
-method answers (a listing emits its items instead). `Client` and `AsyncClient` only carry
-the steps out, one blocking and one awaited, so the two cannot drift apart."""
+method answers (a listing emits its items instead). A call's retries are a plan too
+(`attempts`). `Client` and `AsyncClient` only carry the steps out through their transport,
+one blocking and one awaited, so the two cannot drift apart."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import httpx2
 from app.api.batch_schemas import BatchPage
 from app.api.schemas import ScreeningPage
 from app.client import calls
-from app.client.calls import DONE, Call, Model, ScreeningFields
+from app.client.calls import DONE, Backoff, Call, Model, ScreeningFields
 from app.client.models import (
     Accepted,
     Batch,
@@ -40,16 +41,26 @@ class Pause:
 
 
 @dataclass(frozen=True)
+class Attempt:
+    """Send `call` once: the plan is sent its response, or the transport's error."""
+
+    call: Call
+
+
+@dataclass(frozen=True)
 class Emit(Generic[Item]):
     """Hand these items to the caller of a listing before the next step."""
 
     items: Sequence[Item]
 
 
-# What a plan is sent back: a Call's response; None after a Pause or an Emit.
-Reply = httpx2.Response | None
+# What a plan is sent back: a Call's response (retries done), an Attempt's response or
+# transport error, None after a Pause or an Emit.
+Reply = httpx2.Response | httpx2.TransportError | None
 Plan = Generator[Call | Pause, Reply, Result]
 Listing = Generator[Call | Emit[Item], Reply, None]
+# What a client carries out: a plan, or the attempts at one of its calls.
+Steps = Generator[Call | Attempt | Pause, Reply, Result]
 
 
 class Page(Protocol[Item_co]):
@@ -62,8 +73,23 @@ class Page(Protocol[Item_co]):
 def fetch(call: Call, model: type[Model]) -> Generator[Call, Reply, Model]:
     """Send `call` and read its answer as `model` (FaithScreenError when it is an error)."""
     response = yield call
-    assert response is not None  # a Call is always answered with its response
+    assert isinstance(response, httpx2.Response)  # a Call is answered with its response
     return calls.read(response, model)
+
+
+def attempts(call: Call, backoff: Backoff, base_url: str) -> Steps[httpx2.Response]:
+    """`call` sent until it is answered, or until `backoff` says a failure is final
+    (calls.retryable); no answer at all is FaithScreenError `unreachable`."""
+    attempt = 0
+    while True:
+        outcome = yield Attempt(call)
+        error = outcome if isinstance(outcome, httpx2.TransportError) else None
+        response = outcome if isinstance(outcome, httpx2.Response) else None
+        delay = backoff.next_delay(call, attempt, error, response)
+        if delay is None:
+            return calls.answer(base_url, error, response)
+        yield Pause(delay)
+        attempt += 1
 
 
 # ------------------------------------------------------------------- screenings
@@ -171,7 +197,7 @@ def every_page(
     cursor: str | None = None
     while True:
         response = yield call_at(cursor)
-        assert response is not None  # a Call is always answered with its response
+        assert isinstance(response, httpx2.Response)  # a Call is answered with its response
         page = read_page(response)
         yield Emit(page.items)
         if page.next_cursor is None:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from types import TracebackType
@@ -21,7 +20,7 @@ from app.client.models import (
     Screening,
     ScreeningListed,
 )
-from app.client.plans import Emit, Item, Listing, Pause, Plan, Reply, Result
+from app.client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
 from app.intake.requests import ScreeningRequest
 
 
@@ -156,7 +155,7 @@ class Client:
 
     # -------------------------------------------------------------------- transport
 
-    def _run(self, plan: Plan[Result]) -> Result:
+    def _run(self, plan: Steps[Result]) -> Result:
         """Carry a plan out: send its calls, sleep its pauses, answer what it returns."""
         reply: Reply = None
         while True:
@@ -165,11 +164,7 @@ class Client:
             except StopIteration as done:
                 result: Result = done.value
                 return result
-            if isinstance(step, Pause):
-                time.sleep(step.seconds)
-                reply = None
-            else:
-                reply = self._send(step)
+            reply = self._do(step)
 
     def _each(self, listing: Listing[Item]) -> Iterator[Item]:
         """Carry a listing out, yielding the items it emits as each page comes."""
@@ -183,21 +178,19 @@ class Client:
                 yield from step.items
                 reply = None
             else:
-                reply = self._send(step)
+                reply = self._do(step)
 
-    def _send(self, call: Call) -> httpx2.Response:
-        for attempt in itertools.count():
-            error: Exception | None = None
-            response: httpx2.Response | None = None
-            try:
-                response = self._request(call)
-            except httpx2.TransportError as failed:
-                error = failed
-            delay = self.backoff.next_delay(call, attempt, error, response)
-            if delay is None:
-                break
-            time.sleep(delay)
-        return calls.answer(self.base_url, error, response)
+    def _do(self, step: Call | Attempt | Pause) -> Reply:
+        """One step: a pause slept, one attempt at a call, or a call with its retries."""
+        if isinstance(step, Pause):
+            time.sleep(step.seconds)
+            return None
+        if isinstance(step, Call):
+            return self._run(plans.attempts(step, self.backoff, self.base_url))
+        try:
+            return self._request(step.call)
+        except httpx2.TransportError as error:
+            return error
 
     def _request(self, call: Call) -> httpx2.Response:
         return self._http.request(
