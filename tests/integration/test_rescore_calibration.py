@@ -16,7 +16,6 @@ from tests.integration.test_rescore import (
     FAITHFUL,
     QUOTING,
     run_cli,
-    sessions,  # noqa: F401 (a fixture)
     stored_screening,
 )
 from tests.support.in_process_api import Api
@@ -39,10 +38,10 @@ async def seed_labelled(factory: async_sessionmaker[AsyncSession]) -> None:
 
 
 async def test_a_dry_run_shows_the_rates_before_and_after_on_the_labelled_screenings(
-    sessions: async_sessionmaker[AsyncSession],  # noqa: F811
+    session_factory: async_sessionmaker[AsyncSession],
     database_url: str,
 ) -> None:
-    await seed_labelled(sessions)
+    await seed_labelled(session_factory)
     raw = await asyncio.to_thread(run_cli, database_url, "--batch", BATCH, "--json")
     calibration = json.loads(raw)["calibration"]
     before, after = calibration["before"], calibration["after"]
@@ -62,9 +61,9 @@ async def test_a_dry_run_shows_the_rates_before_and_after_on_the_labelled_screen
 
 async def test_the_api_carries_the_calibration_move(
     api: Api,
-    sessions: async_sessionmaker[AsyncSession],  # noqa: F811
+    session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
-    await seed_labelled(sessions)
+    await seed_labelled(session_factory)
     response = await api.client.post("/v1/rescore", json={"batch_id": BATCH})
     assert response.status_code == 200, response.text
     move = response.json()["calibration"]
