@@ -23,11 +23,19 @@ from tests.support.batches import (
 from tests.support.in_process_api import Api, StartApi
 from tests.support.scripted_openai import HttpError, ScriptedOpenAI
 
+# Each scripted error answers up to AGAIN judge calls of its pair: should a screening be run
+# again (on a loaded CI machine one once listed only 2 of these 3 errors), it meets the
+# same error, not the scripted server's default reply.
+AGAIN = 3
+
 
 @pytest.fixture
 async def unretried_api(start_api: StartApi, configured_settings: Settings) -> AsyncIterator[Api]:
-    """The embedded worker, the judge's failed calls not retried by the transport."""
-    judge = configured_settings.judge.model_copy(update={"max_retries": 0})
+    """The embedded worker, the judge's failed calls not retried by the transport. Generous
+    timeouts: on a loaded machine a slow answer would fail with a timeout of its own
+    instead of the scripted error."""
+    update = {"max_retries": 0, "timeout_seconds": 30, "connect_timeout_seconds": 10}
+    judge = configured_settings.judge.model_copy(update=update)
     async with start_api(configured_settings.model_copy(update={"judge": judge})) as api:
         yield api
 
@@ -37,9 +45,11 @@ async def test_failed_calls_are_grouped_by_reason_and_error(
 ) -> None:
     for n in (1, 2):
         scripted_openai.script(
-            f"add_comm_{n} ", model="judge-model", steps=[HttpError(500, "down")]
+            f"add_comm_{n} ", model="judge-model", steps=[HttpError(500, "down")] * AGAIN
         )
-    scripted_openai.script("add_comm_3 ", model="judge-model", steps=[HttpError(503, "later")])
+    scripted_openai.script(
+        "add_comm_3 ", model="judge-model", steps=[HttpError(503, "later")] * AGAIN
+    )
     items = [queued_item(n) for n in range(4)] + [supplied_item(4)]
     accepted = await post_batch(unretried_api, items)
     progress = await wait_batch_done(unretried_api, accepted["id"])
@@ -84,10 +94,12 @@ async def test_causes_are_capped_most_frequent_first(
     unretried_api: Api, scripted_openai: ScriptedOpenAI, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(batches, "MAX_FAILURE_CAUSES", 2)
-    scripted_openai.script("add_comm_0 ", model="judge-model", steps=[HttpError(500, "a")])
+    scripted_openai.script("add_comm_0 ", model="judge-model", steps=[HttpError(500, "a")] * AGAIN)
     for n in (1, 2):
-        scripted_openai.script(f"add_comm_{n} ", model="judge-model", steps=[HttpError(500, "b")])
-    scripted_openai.script("add_comm_3 ", model="judge-model", steps=[HttpError(500, "c")])
+        scripted_openai.script(
+            f"add_comm_{n} ", model="judge-model", steps=[HttpError(500, "b")] * AGAIN
+        )
+    scripted_openai.script("add_comm_3 ", model="judge-model", steps=[HttpError(500, "c")] * AGAIN)
     accepted = await post_batch(unretried_api, [queued_item(n) for n in range(4)])
     progress = await wait_batch_done(unretried_api, accepted["id"])
     assert [(f["error"].split(" (at")[0], f["count"]) for f in progress["failures"]] == [
