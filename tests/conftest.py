@@ -188,9 +188,9 @@ def fresh_settings() -> Iterator[None]:
 
 
 @pytest.fixture
-def no_faithscreen_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Settings read from the test's own environment only: every FAITHSCREEN_ variable of
-    the process running the suite is removed (fresh_settings clears the cache)."""
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
+    """No FAITHSCREEN_* variable of the developer's shell leaks into the settings under test
+    (the test-only ones, which name the PostgreSQL server, stay)."""
     for name in os.environ:
-        if name.startswith("FAITHSCREEN_"):
+        if name.startswith("FAITHSCREEN_") and not name.startswith("FAITHSCREEN_TEST_"):
             monkeypatch.delenv(name)

@@ -10,7 +10,6 @@ OpenAI-compatible provider on loopback.
 
 from __future__ import annotations
 
-import os
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 
@@ -28,15 +27,6 @@ from tests.support.in_process_api import (
     provider,
 )
 from tests.support.scripted_openai import ScriptedOpenAI
-
-
-@pytest.fixture
-def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
-    """No FAITHSCREEN_* variable of the developer's shell leaks into the settings under test
-    (the test-only ones, which name the PostgreSQL server, stay)."""
-    for name in os.environ:
-        if name.startswith("FAITHSCREEN_") and not name.startswith("FAITHSCREEN_TEST_"):
-            monkeypatch.delenv(name)
 
 
 @pytest.fixture

@@ -30,7 +30,7 @@ ENV = {
 }
 
 
-pytestmark = pytest.mark.usefixtures("no_faithscreen_env")
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def config(env: dict[str, str]) -> tuple[str, dict[str, Any]]:

@@ -29,7 +29,7 @@ PANEL = {
 }
 
 
-pytestmark = pytest.mark.usefixtures("no_faithscreen_env")
+pytestmark = pytest.mark.usefixtures("clean_env")
 
 
 def settings_of(monkeypatch: pytest.MonkeyPatch, env: dict[str, str]) -> Settings:
