@@ -24,8 +24,8 @@ from tests.support.in_process_api import Api, StartApi
 from tests.support.scripted_openai import HttpError, ScriptedOpenAI
 
 # Each scripted error answers up to AGAIN judge calls of its pair: should a screening be run
-# again (on a loaded CI machine one once listed only 2 of these 3 errors), it meets the
-# same error, not the scripted server's default reply.
+# again, it meets the same error, not the scripted server's default reply (on a loaded CI
+# machine the capped list once showed b and c, item 0's error `a` gone).
 AGAIN = 3
 
 
