@@ -19,6 +19,7 @@ from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import upgrade_to_head
 from app.models import metadata
 from app.settings import get_settings
+from tests.support.clock import MovableClock
 
 # =========================================================================================
 # Storage (app/db, app/models, app/repositories): databases brought to head by the real
@@ -194,3 +195,16 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
     for name in os.environ:
         if name.startswith("FAITHSCREEN_") and not name.startswith("FAITHSCREEN_TEST_"):
             monkeypatch.delenv(name)
+
+
+# =========================================================================================
+# Time (app/clock.py): a test that needs time to pass moves the application's clock instead
+# of sleeping, so a loaded machine cannot make a lease lapse early or late.
+# =========================================================================================
+
+
+@pytest.fixture
+def moved_clock() -> Iterator[MovableClock]:
+    moved = MovableClock()
+    yield moved
+    moved.reset()

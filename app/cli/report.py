@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import os
-from datetime import UTC, datetime
+from datetime import datetime
 from pathlib import Path
 from typing import Annotated, NoReturn
 
@@ -12,6 +12,7 @@ import typer
 
 from app.cli.db import DatabaseUrlOption, utc_time
 from app.cli.root import cli
+from app.clock import utcnow
 from app.db.engine import create_engine, make_session_factory
 from app.reports.html import summary_html
 from app.reports.service import summary_report
@@ -63,7 +64,7 @@ def report(
     if html is not None:
         _check_writable(html)
     url = database_url or get_settings().database_url
-    now = datetime.now(UTC)  # the backlog's ages and the page's time are one moment
+    now = utcnow()  # the backlog's ages and the page's time are one moment
     summary = asyncio.run(_read(url, filters, now))
     if summary is None:
         _fail(f"no batch {batch}")

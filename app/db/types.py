@@ -11,10 +11,6 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
 
-def utcnow() -> datetime:
-    return datetime.now(UTC)
-
-
 class UTCDateTime(TypeDecorator[datetime]):
     """A timezone-aware UTC datetime on every backend.
 

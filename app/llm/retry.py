@@ -38,6 +38,7 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
     if value is None:
         return None
     seconds = _number(value)
+    # Real time, not app.clock: an HTTP date is the provider's wall clock, which tests never move.
     return seconds if seconds is not None else _seconds_until(value, now or datetime.now(UTC))
 
 

@@ -8,7 +8,8 @@ from datetime import datetime
 from sqlalchemy import Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import UTCDateTime
 from app.models.base import Base
 
 

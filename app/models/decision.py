@@ -15,7 +15,8 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event, f
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from app.db.types import StrEnumType, UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import StrEnumType, UTCDateTime
 from app.models.api_key import AccessRole
 from app.models.base import Base, one_of
 from app.vocabulary import DecisionKind, DecisionValue

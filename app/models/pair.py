@@ -7,7 +7,8 @@ from datetime import datetime
 from sqlalchemy import String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from app.db.types import UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import UTCDateTime
 from app.models.base import Base
 
 

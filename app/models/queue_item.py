@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING
 from sqlalchemy import JSON, CheckConstraint, ForeignKey, Index, String, false
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.types import StrEnumType, UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.vocabulary import QueueStatus
 

@@ -21,7 +21,8 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from app.db.types import StrEnumType, UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.vocabulary import OUTCOMES, Outcome, ParseStatus, Verdict
 

@@ -13,7 +13,8 @@ from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueCo
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
-from app.db.types import StrEnumType, UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.vocabulary import ParseStatus, Purpose, Role, Verdict
 

@@ -18,7 +18,8 @@ from sqlalchemy import (
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from app.db.types import StrEnumType, UTCDateTime, utcnow
+from app.clock import utcnow
+from app.db.types import StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.models.decision import FINAL_VALUES
 from app.vocabulary import (

@@ -6,7 +6,7 @@ from datetime import datetime
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.reports.reviewers import people_measures
 from app.reports.summary import Aggregates, ReviewTally, Summary
 from app.repositories import reports, review_measures

@@ -10,7 +10,7 @@ from sqlalchemy import func, or_, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models.api_key import AccessRole, ApiKey
 from app.repositories.conflicts import insert_unless_exists
 

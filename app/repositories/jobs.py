@@ -24,7 +24,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models.job import Job
 from app.repositories.conflicts import insert_unless_exists
 from app.vocabulary import JobStatus

@@ -16,7 +16,7 @@ from sqlalchemy import ColumnElement, String, case, func, select, type_coerce
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models.job import Job
 from app.models.queue_item import QueueItem
 from app.models.review import Review

@@ -27,7 +27,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import joinedload
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models.queue_item import Claim, QueueItem, QueueItemScreening
 from app.models.screening import Screening
 from app.repositories import keyset

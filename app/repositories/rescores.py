@@ -13,8 +13,8 @@ from sqlalchemy import ColumnElement, Table, insert, select, update
 from sqlalchemy.engine import CursorResult, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.clock import utcnow
 from app.contract.reading import Reading
-from app.db.types import utcnow
 from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RulingRow

@@ -21,7 +21,7 @@ from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import joinedload, selectinload
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models.pair import PairRow
 from app.models.screening import Screening
 from app.repositories import keyset

@@ -10,7 +10,7 @@ from sqlalchemy import Delete, delete, insert, select
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models.api_key import ApiKey
 from app.models.web_session import WebSession
 

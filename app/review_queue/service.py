@@ -35,7 +35,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.auth.errors import require_role
 from app.auth.principal import Principal
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.errors import AppError, NotFound
 from app.models.api_key import AccessRole
 from app.models.decision import Decision

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.api.deps import RuntimeDep
 from app.auth import service as auth_service
 from app.auth.principal import ANONYMOUS, Principal
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.errors import AppError
 from app.models.api_key import AccessRole
 from app.repositories import web_sessions

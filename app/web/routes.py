@@ -37,7 +37,7 @@ from app.api.queue_schemas import (
     Viewer,
 )
 from app.auth.principal import Principal
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.errors import AppError, NotFound
 from app.models.api_key import AccessRole
 from app.reports.review_stats import person_stats

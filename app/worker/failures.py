@@ -7,10 +7,11 @@ A dead job keeps its error, and its screening ends in `needs_review` with the re
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.clock import utcnow
 from app.evidence import EVIDENCE_VERSION
 from app.pipeline.screening import Claim
 from app.policy import POLICY_VERSION
@@ -38,7 +39,7 @@ class FailurePolicy:
     async def record(self, claim: Claim, attempts: int, error: BaseException) -> None:
         message = f"{type(error).__name__}: {error}"[:4000]
         dead = attempts >= self.max_attempts
-        retry_at = None if dead else datetime.now(UTC) + timedelta(seconds=self.delay(attempts))
+        retry_at = None if dead else utcnow() + timedelta(seconds=self.delay(attempts))
         async with self.session_factory() as session:
             if not await jobs.fail(
                 session, claim.job_id, claim.owner, error=message, retry_at=retry_at

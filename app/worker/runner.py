@@ -17,11 +17,12 @@ import contextlib
 import functools
 import logging
 from collections.abc import Awaitable
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.clock import utcnow
 from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
 from app.repositories import jobs
 from app.worker import causes
@@ -230,7 +231,7 @@ class Worker:
         return held
 
     async def _release(self, claim: Claim, *, delay: float) -> None:
-        run_after = datetime.now(UTC) + timedelta(seconds=delay)
+        run_after = utcnow() + timedelta(seconds=delay)
 
         async def release() -> None:
             async with self._sessions() as session:

@@ -16,7 +16,7 @@ from sqlalchemy import select
 from app.auth import service
 from app.auth.keys import generate_key, well_formed
 from app.cli.keys import is_loopback
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models import ApiKey
 from app.settings import Settings
 from tests.support.in_process_api import Api, StartApi

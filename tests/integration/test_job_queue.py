@@ -8,7 +8,7 @@ import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models import Job
 from app.repositories import jobs, pairs, screenings
 from app.repositories.jobs import ClaimedJob

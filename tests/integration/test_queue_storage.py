@@ -9,7 +9,7 @@ from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models import Decision, DecisionIsAppendOnly, QueueItem
 from app.repositories import decisions, pairs, screenings
 from app.review_queue.enqueue import queue_for_review

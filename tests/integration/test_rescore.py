@@ -27,10 +27,10 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from typer.testing import CliRunner
 
 from app.cli.root import cli
+from app.clock import utcnow
 from app.contract import PARSER_VERSION, read_call
 from app.contract.reading import Reading
 from app.db.engine import sync_url
-from app.db.types import utcnow
 from app.evidence import EVIDENCE_VERSION
 from app.models import QueueItem, ReadingRow, Rescore, Review, RulingRow, Screening
 from app.policy import POLICY_VERSION

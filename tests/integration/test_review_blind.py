@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from sqlalchemy import update
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models import Decision, QueueItem
 from app.models.api_key import AccessRole
 from app.settings import Settings

@@ -14,7 +14,7 @@ import pytest
 from sqlalchemy import select
 
 from app.auth.principal import Principal
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.errors import AppError
 from app.models import Decision
 from app.models.api_key import AccessRole

@@ -15,7 +15,7 @@ import httpx2
 import pytest
 from sqlalchemy import func, select, update
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models import WebSession
 from app.repositories import api_keys
 from app.settings import Settings

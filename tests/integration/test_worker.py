@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.db.types import utcnow
+from app.clock import utcnow
 from app.models import Job
 from app.pipeline.screening import Claim
 from app.repositories import jobs, pairs, screenings
