@@ -28,6 +28,7 @@ COMMAND_MODULES = {
     "db": "db",
     "eval": "evaluate",
     "keys": "keys",
+    "local-model": "local_model",
     "mcp": "mcp",
     "parse": "parse",
     "providers": "providers",

