@@ -18,10 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.db.engine import create_engine, make_session_factory
 from app.llm.client import LLMClient
 from app.pipeline.screening import ScreeningPipeline
-from app.settings import Settings, mask_url_credentials
+from app.settings import Settings
 from app.vocabulary import Role
 from app.worker.failures import FailurePolicy
 from app.worker.runner import Worker
+from faithscreen_client.credentials import mask_url_credentials
 
 log = logging.getLogger("faithscreen.runtime")
 

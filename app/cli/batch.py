@@ -3,7 +3,7 @@ with `faithscreen screen` (`app.cli.screen`) and `faithscreen eval run`: reading
 first, naming invalid items by their lines, the results file, the end of a run.
 
 All read the same files (see `app.cli.pairs_file`), send them through the same batch
-intake (over HTTP, `submit` through `app.client`; or `app.intake.batches` in process),
+intake (over HTTP, `submit` through `faithscreen_client`; or `app.intake.batches` in process),
 report invalid items by their lines in the file, and write the same results: JSON Lines
 `{"index", "id", "external_id", "status", "outcome", "reasons"}` in input order. stdout
 carries the product (the batch id, or the results when no --out is given); progress, one
@@ -40,8 +40,8 @@ from app.cli.pairs_file import (
 )
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
-from app.client import Backoff, Batch, Client, FaithScreenError
-from app.settings import mask_credentials_in_text
+from faithscreen_client import Backoff, Batch, Client, FaithScreenError
+from faithscreen_client.credentials import mask_credentials_in_text
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2

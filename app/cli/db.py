@@ -14,7 +14,8 @@ from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
 from app.intake.requests import in_utc
-from app.settings import get_settings, mask_url_credentials
+from app.settings import get_settings
+from faithscreen_client.credentials import mask_url_credentials
 
 T = TypeVar("T")
 

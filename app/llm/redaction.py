@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 from urllib.parse import quote
 
-from app.settings import mask_credentials_in_text
+from faithscreen_client.credentials import mask_credentials_in_text
 
 REDACTED = "[redacted]"
 # The header value's characters (RFC 6750's b64token), after "Bearer" and some space.

@@ -9,8 +9,8 @@ import httpx2
 from mcp.server.mcpserver import Context
 from starlette.types import ASGIApp
 
-from app.client import AsyncClient, Backoff
 from app.mcp.server import Connect
+from faithscreen_client import AsyncClient, Backoff
 
 IN_PROCESS_URL = "http://faithscreen.in-process"
 POLL_SECONDS = 0.5

@@ -7,8 +7,8 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel, Field
 
-from app.api.schemas import EvidenceOut, ReviewOut, ScreeningOut
 from app.mcp.explain import UnknownReason, explain_reason
+from faithscreen_client import Evidence, Review, Screening
 
 DONE = "done"
 
@@ -35,11 +35,11 @@ class ScreeningResult(BaseModel):
     reasons: list[str] = Field(description="Why it did not pass (explain_reason explains each).")
     roles: list[RoleReading]
     back_translation: str | None = Field(description="The translator's reading of the Lean.")
-    evidence: list[EvidenceOut] = Field(description="Deterministic findings about the pair.")
+    evidence: list[Evidence] = Field(description="Deterministic findings about the pair.")
     summary: str = Field(description="One line: what the outcome means and what to do.")
 
 
-def screening_result(screening: ScreeningOut, waited: float | None = None) -> ScreeningResult:
+def screening_result(screening: Screening, waited: float | None = None) -> ScreeningResult:
     roles = last_readings(screening.reviews)
     translator = next((r for r in reversed(screening.reviews) if r.role == "translator"), None)
     return ScreeningResult(
@@ -54,9 +54,9 @@ def screening_result(screening: ScreeningOut, waited: float | None = None) -> Sc
     )
 
 
-def last_readings(reviews: Sequence[ReviewOut]) -> list[RoleReading]:
+def last_readings(reviews: Sequence[Review]) -> list[RoleReading]:
     """Per role (and panel judge), its highest attempt: the reply the policy read last."""
-    last: dict[tuple[str, str | None], ReviewOut] = {}
+    last: dict[tuple[str, str | None], Review] = {}
     for review in reviews:
         key = (review.role, review.judge_name)
         if key not in last or review.attempt >= last[key].attempt:
@@ -74,12 +74,12 @@ def last_readings(reviews: Sequence[ReviewOut]) -> list[RoleReading]:
     ]
 
 
-def _role_order(entry: tuple[tuple[str, str | None], ReviewOut]) -> tuple[bool, str]:
+def _role_order(entry: tuple[tuple[str, str | None], Review]) -> tuple[bool, str]:
     (role, judge), _ = entry
     return role != "translator", judge or ""
 
 
-def summary(screening: ScreeningOut, waited: float | None) -> str:
+def summary(screening: Screening, waited: float | None) -> str:
     if screening.status != DONE:
         after = f" after {waited:g} s" if waited is not None else ""
         return (

@@ -1,5 +1,5 @@
 """The MCP server's tools, on the official SDK's MCPServer. Every tool that needs the
-service goes through `app.client.AsyncClient` (the API's own checks, keys and roles);
+service goes through `faithscreen_client.AsyncClient` (the API's own checks, keys and roles);
 `read_reply` and `explain_reason` need none. How the client reaches the API is the
 caller's `Connect`: a remote server (`faithscreen mcp --server`), the embedded app
 (`faithscreen mcp`), or the serving app itself (/mcp, with the caller's key).
@@ -19,10 +19,10 @@ from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
 
 from app import __version__
-from app.client import AsyncClient, FaithScreenError
 from app.mcp import explain
 from app.mcp.explain import ReasonMeaning, ReplyReading, UnknownReason
 from app.mcp.results import ScreeningResult, screening_result
+from faithscreen_client import AsyncClient, FaithScreenError
 
 # How a tool call reaches the API: an AsyncClient for this call (its key may be the caller's).
 Connect = Callable[[Context], AbstractAsyncContextManager[AsyncClient]]

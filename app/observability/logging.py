@@ -15,7 +15,7 @@ import logging
 from datetime import UTC, datetime
 from typing import Any
 
-from app.settings import mask_credentials_in_text
+from faithscreen_client.credentials import mask_credentials_in_text
 
 TEXT_FORMAT = "%(asctime)s %(levelname)s %(name)s %(message)s"
 # Every attribute a LogRecord has of its own; anything else came in through `extra`.

@@ -1,4 +1,4 @@
-"""app.client against a real `faithscreen serve` (keys on, the scripted provider): the
+"""faithscreen_client against a real `faithscreen serve` (keys on, the scripted provider): the
 blocking Client end to end, the AsyncClient's calls, and a refused key."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from app.client import AsyncClient, Client, FaithScreenError
+from faithscreen_client import AsyncClient, Client, FaithScreenError
 from tests.support.scripted_openai import FAITHFUL_REPLY, ScriptedOpenAI, contract_reply
 from tests.support.serve_process import ServeProcess, StartServe, provider_env
 

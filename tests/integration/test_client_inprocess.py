@@ -1,4 +1,4 @@
-"""app.client.AsyncClient against the ASGI app in process (its real lifespan, worker and
+"""faithscreen_client.AsyncClient against the ASGI app in process (its real lifespan, worker and
 the scripted provider): typed answers, every page, errors as FaithScreenError, retries."""
 
 from __future__ import annotations
@@ -9,8 +9,15 @@ from contextlib import asynccontextmanager
 import httpx2
 import pytest
 
-from app.client import AsyncClient, Backoff, Batch, FaithScreenError, Screening
-from app.client.models import BatchResult, Calibration
+from faithscreen_client import (
+    AsyncClient,
+    Backoff,
+    Batch,
+    BatchResult,
+    Calibration,
+    FaithScreenError,
+    Screening,
+)
 from tests.support.in_process_api import Api
 from tests.support.scripted_openai import FAITHFUL_REPLY, contract_reply
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 import httpx2
 import pytest
 
-from app.client import Backoff, Client, FaithScreenError
+from faithscreen_client import Backoff, Client, FaithScreenError
 
 FAST = Backoff(retries=2, first=0.001, cap=0.002)
 Answer = Callable[[httpx2.Request], httpx2.Response]

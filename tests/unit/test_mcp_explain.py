@@ -7,12 +7,12 @@ from datetime import UTC, datetime
 
 import pytest
 
-from app.api.schemas import ScreeningOut
 from app.contract import parse_reply
 from app.evidence import CHECKS
 from app.mcp.explain import UnknownReason, explain_reason, read_reply
 from app.mcp.results import screening_result
 from app.policy.reasons import FLAGGING_REASONS, REASON_DESCRIPTIONS, Reason
+from faithscreen_client import Screening
 
 
 @pytest.mark.parametrize("reason", list(Reason))
@@ -51,7 +51,7 @@ def test_read_reply_is_the_contract_parser(text: str) -> None:
     assert answer.issues == reading.issues and answer.parser_version == reading.parser_version
 
 
-def screening(**fields: object) -> ScreeningOut:
+def screening(**fields: object) -> Screening:
     base: dict[str, object] = {
         "id": "s-1",
         "status": "done",
@@ -71,7 +71,7 @@ def screening(**fields: object) -> ScreeningOut:
         "error": None,
         "reviews": [],
     }
-    return ScreeningOut.model_validate(base | fields)
+    return Screening.model_validate(base | fields)
 
 
 def test_the_summary_says_what_to_do() -> None:

@@ -7,13 +7,9 @@ from typing import Any
 import pytest
 from pydantic import SecretStr, ValidationError
 
-from app.settings import (
-    DEFAULT_DATABASE_URL,
-    Settings,
-    mask_credentials_in_text,
-    mask_url_credentials,
-)
+from app.settings import DEFAULT_DATABASE_URL, Settings
 from app.vocabulary import Role
+from faithscreen_client.credentials import mask_credentials_in_text, mask_url_credentials
 
 pytestmark = pytest.mark.usefixtures("clean_env")
 

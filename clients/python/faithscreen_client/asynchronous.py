@@ -1,30 +1,29 @@
-"""`Client`: the blocking client (see the package docstring for the reference)."""
+"""`AsyncClient`: the awaited client, method for method as `Client` (sync.py)."""
 
 from __future__ import annotations
 
-import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+import asyncio
+from collections.abc import AsyncIterator, Callable, Iterable
 from types import TracebackType
-from typing import Any, Unpack
+from typing import Unpack
 
 import httpx2
 
-from app.client import calls, plans
-from app.client.calls import Backoff, Call, ScreeningFields
-from app.client.errors import FaithScreenError
-from app.client.models import (
+from faithscreen_client import calls, plans
+from faithscreen_client.calibration import Calibration
+from faithscreen_client.calls import Backoff, Call, ScreeningFields
+from faithscreen_client.errors import FaithScreenError
+from faithscreen_client.models import (
     Batch,
     BatchListed,
     BatchResult,
-    Calibration,
     Screening,
     ScreeningListed,
 )
-from app.client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
-from app.intake.requests import ScreeningRequest
+from faithscreen_client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
 
 
-class Client:
+class AsyncClient:
     def __init__(
         self,
         base_url: str,
@@ -33,38 +32,39 @@ class Client:
         timeout: float | httpx2.Timeout = 30.0,
         backoff: Backoff | None = None,
         poll_seconds: float = 1.0,
-        transport: httpx2.BaseTransport | None = None,
+        transport: httpx2.AsyncBaseTransport | None = None,
     ) -> None:
         self.base_url = base_url
         self.backoff = backoff or Backoff()
         self.poll_seconds = poll_seconds
-        self._http = httpx2.Client(
+        self._http = httpx2.AsyncClient(
             base_url=base_url, headers=calls.headers(api_key), timeout=timeout, transport=transport
         )
 
-    def __enter__(self) -> Client:
+    async def __aenter__(self) -> AsyncClient:
         return self
 
-    def __exit__(
+    async def __aexit__(
         self,
         kind: type[BaseException] | None,
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        self.close()
+        await self.aclose()
 
-    def close(self) -> None:
-        self._http.close()
+    async def aclose(self) -> None:
+        await self._http.aclose()
 
     # ------------------------------------------------------------------- screenings
 
-    def screen(
+    async def screen(
         self,
         informal: str,
         formal: str,
         *,
         wait: bool = True,
-        timeout: float = 600.0,
+        # The same signature as Client's (a caller moves between them freely).
+        timeout: float = 600.0,  # noqa: ASYNC109
         **fields: Unpack[ScreeningFields],
     ) -> Screening:
         """Submit one pair; with `wait`, poll until it is done (at most `timeout` s).
@@ -72,39 +72,45 @@ class Client:
         plan = plans.screen(
             informal, formal, fields, wait=wait, timeout=timeout, poll_seconds=self.poll_seconds
         )
-        return self._run(plan)
+        return await self._run(plan)
 
-    def wait_screening(self, screening_id: str, *, timeout: float = 600.0) -> Screening:
+    async def wait_screening(
+        self,
+        screening_id: str,
+        *,
+        timeout: float = 600.0,  # noqa: ASYNC109 (as Client's)
+    ) -> Screening:
         plan = plans.wait_screening(screening_id, timeout=timeout, poll_seconds=self.poll_seconds)
-        return self._run(plan)
+        return await self._run(plan)
 
-    def get_screening(self, screening_id: str) -> Screening:
-        return self._run(plans.get_screening(screening_id))
+    async def get_screening(self, screening_id: str) -> Screening:
+        return await self._run(plans.get_screening(screening_id))
 
-    def list_screenings(
+    async def list_screenings(
         self,
         *,
         external_id: str | None = None,
         outcome: str | None = None,
         status: str | None = None,
         page_size: int = 100,
-    ) -> Iterator[ScreeningListed]:
+    ) -> AsyncIterator[ScreeningListed]:
         """Every screening matching the filters, newest first, page after page."""
         filters = {"external_id": external_id, "outcome": outcome, "status": status}
-        return self._each(plans.list_screenings(filters, page_size))
+        async for item in self._each(plans.list_screenings(filters, page_size)):
+            yield item
 
     # ---------------------------------------------------------------------- batches
 
-    def submit_batch(
+    async def submit_batch(
         self,
-        items: Iterable[ScreeningRequest | Mapping[str, Any]],
+        items: Iterable[calls.BatchItem],
         *,
         name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Batch:
-        return self._run(plans.submit_batch(items, name, idempotency_key))
+        return await self._run(plans.submit_batch(items, name, idempotency_key))
 
-    def submit_batch_jsonl(
+    async def submit_batch_jsonl(
         self,
         lines: bytes | Iterable[bytes],
         *,
@@ -112,50 +118,54 @@ class Client:
         idempotency_key: str | None = None,
     ) -> Batch:
         """As submit_batch, the items given as JSON Lines bytes (a pairs file's lines)."""
-        return self._run(plans.submit_batch_jsonl(lines, name, idempotency_key))
+        return await self._run(plans.submit_batch_jsonl(lines, name, idempotency_key))
 
-    def get_batch(self, batch_id: str) -> Batch:
-        return self._run(plans.get_batch(batch_id))
+    async def get_batch(self, batch_id: str) -> Batch:
+        return await self._run(plans.get_batch(batch_id))
 
-    def list_batches(self, *, page_size: int = 100) -> Iterator[BatchListed]:
-        return self._each(plans.list_batches(page_size))
+    async def list_batches(self, *, page_size: int = 100) -> AsyncIterator[BatchListed]:
+        async for item in self._each(plans.list_batches(page_size)):
+            yield item
 
-    def wait_batch(
+    async def wait_batch(
         self,
         batch_id: str,
         *,
-        timeout: float | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (as Client's)
         on_progress: Callable[[Batch], None] | None = None,
     ) -> Batch:
         """Poll until every item is done; `on_progress` sees each poll's batch."""
         plan = plans.wait_batch(
             batch_id, timeout=timeout, on_progress=on_progress, poll_seconds=self.poll_seconds
         )
-        return self._run(plan)
+        return await self._run(plan)
 
-    def batch_results(self, batch_id: str) -> Iterator[BatchResult]:
+    async def batch_results(self, batch_id: str) -> AsyncIterator[BatchResult]:
         """Every item's result in submission order, read as the server streams them."""
-        for line in self.batch_result_lines(batch_id):
+        async for line in self.batch_result_lines(batch_id):
             yield calls.result_line(line, BatchResult)
 
-    def batch_result_lines(self, batch_id: str) -> Iterator[bytes]:
+    async def batch_result_lines(self, batch_id: str) -> AsyncIterator[bytes]:
         """The results stream's raw JSON lines (what `faithscreen submit` writes)."""
         call = calls.batch_results(batch_id)
         try:
-            with self._http.stream(call.method, call.path, headers=dict(call.headers)) as answer:
+            stream = self._http.stream(call.method, call.path, headers=dict(call.headers))
+            async with stream as answer:
                 if not answer.is_success:
-                    answer.read()
+                    await answer.aread()
                     raise calls.error_of(answer)
-                yield from (line.encode() for line in answer.iter_lines() if line.strip())
+                async for line in answer.aiter_lines():
+                    if line.strip():
+                        yield line.encode()
         except httpx2.TransportError as error:
             raise calls.unreachable(self.base_url, error) from error
 
-    def calibration(self, batch_id: str) -> Calibration:
-        return self._run(plans.calibration(batch_id))
+    async def calibration(self, batch_id: str) -> Calibration:
+        return await self._run(plans.calibration(batch_id))
 
     # -------------------------------------------------------------------- transport
 
-    def _run(self, plan: Steps[Result]) -> Result:
+    async def _run(self, plan: Steps[Result]) -> Result:
         """Carry a plan out: send its calls, sleep its pauses, answer what it returns."""
         reply: Reply = None
         while True:
@@ -164,9 +174,9 @@ class Client:
             except StopIteration as done:
                 result: Result = done.value
                 return result
-            reply = self._do(step)
+            reply = await self._do(step)
 
-    def _each(self, listing: Listing[Item]) -> Iterator[Item]:
+    async def _each(self, listing: Listing[Item]) -> AsyncIterator[Item]:
         """Carry a listing out, yielding the items it emits as each page comes."""
         reply: Reply = None
         while True:
@@ -175,25 +185,26 @@ class Client:
             except StopIteration:
                 return
             if isinstance(step, Emit):
-                yield from step.items
+                for item in step.items:
+                    yield item
                 reply = None
             else:
-                reply = self._do(step)
+                reply = await self._do(step)
 
-    def _do(self, step: Call | Attempt | Pause) -> Reply:
+    async def _do(self, step: Call | Attempt | Pause) -> Reply:
         """One step: a pause slept, one attempt at a call, or a call with its retries."""
         if isinstance(step, Pause):
-            time.sleep(step.seconds)
+            await asyncio.sleep(step.seconds)
             return None
         if isinstance(step, Call):
-            return self._run(plans.attempts(step, self.backoff, self.base_url))
+            return await self._run(plans.attempts(step, self.backoff, self.base_url))
         try:
-            return self._request(step.call)
+            return await self._request(step.call)
         except httpx2.TransportError as error:
             return error
 
-    def _request(self, call: Call) -> httpx2.Response:
-        return self._http.request(
+    async def _request(self, call: Call) -> httpx2.Response:
+        return await self._http.request(
             call.method,
             call.path,
             params=call.params,
@@ -203,4 +214,4 @@ class Client:
         )
 
 
-__all__ = ["Client", "FaithScreenError"]
+__all__ = ["AsyncClient", "FaithScreenError"]

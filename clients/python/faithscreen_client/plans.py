@@ -13,20 +13,19 @@ from typing import Any, Generic, Protocol, TypeVar
 
 import httpx2
 
-from app.api.batch_schemas import BatchPage
-from app.api.schemas import ScreeningPage
-from app.client import calls
-from app.client.calls import DONE, Backoff, Call, Model, ScreeningFields
-from app.client.models import (
+from faithscreen_client import calls
+from faithscreen_client.calibration import Calibration
+from faithscreen_client.calls import DONE, Backoff, Call, Model, ScreeningFields
+from faithscreen_client.models import (
     Accepted,
     Batch,
     BatchAccepted,
     BatchListed,
-    Calibration,
+    BatchPage,
     Screening,
     ScreeningListed,
+    ScreeningPage,
 )
-from app.intake.requests import ScreeningRequest
 
 Result = TypeVar("Result")
 Item = TypeVar("Item")
@@ -137,7 +136,7 @@ def list_screenings(filters: Mapping[str, Any], page_size: int) -> Listing[Scree
 
 
 def submit_batch(
-    items: Iterable[ScreeningRequest | Mapping[str, Any]],
+    items: Iterable[calls.BatchItem],
     name: str | None,
     idempotency_key: str | None,
 ) -> Plan[Batch]:

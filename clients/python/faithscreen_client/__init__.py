@@ -1,7 +1,7 @@
 """A Python client for the FaithScreen API, blocking (`Client`) or awaited (`AsyncClient`,
 the same methods).
 
-    from app.client import Client, FaithScreenError
+    from faithscreen_client import Client, FaithScreenError
 
     with Client("http://127.0.0.1:8000", api_key="fs_...") as client:
         screening = client.screen("For every n, n + 0 = n.", "theorem t (n : ℕ) : n + 0 = n")
@@ -24,7 +24,7 @@ Screenings
 
 Batches
     submit_batch(items, *, name=None, idempotency_key=None) -> Batch
-        `items`: dicts shaped as the body of POST /v1/screenings, or ScreeningRequest.
+        `items`: dicts shaped as the body of POST /v1/screenings, or pydantic models.
         Without a key the client makes one, so a retried submission is recognised by
         the server as a repeat (the batch stored first), never screened twice.
     submit_batch_jsonl(lines, *, name=None, idempotency_key=None) -> Batch
@@ -38,9 +38,11 @@ Batches
     batch_result_lines(id) -> iterator of the stream's raw JSON lines (bytes)
     calibration(id) -> Calibration           the batch's error rates on labelled pairs
 
-The returned values are the server's own response models (app/api/*schemas*.py):
-`Screening` is ScreeningOut, `Batch` BatchOut, `BatchResult` BatchResultLine, and so on
-(app/client/models.py); one definition of each shape.
+The returned values are pydantic models of the API's response bodies
+(faithscreen_client/models.py, calibration.py): `Screening` (with its `Review`s and
+`Evidence`), `ScreeningListed`, `Batch`, `BatchListed`, `BatchResult`, `Calibration`.
+They mirror the server's OpenAPI document field for field; a field a newer server adds is
+ignored.
 
 Errors: every failure is a `FaithScreenError` with `status` (the HTTP status; None when
 no answer came), `code` (the API's error code, e.g. `not_found`, `validation_error`;
@@ -53,18 +55,20 @@ connection was never made, since the server cannot recognise a repeat of it.
 
 from __future__ import annotations
 
-from app.client.asynchronous import AsyncClient
-from app.client.calls import Backoff
-from app.client.errors import FaithScreenError
-from app.client.models import (
+from faithscreen_client.asynchronous import AsyncClient
+from faithscreen_client.calibration import Calibration
+from faithscreen_client.calls import Backoff
+from faithscreen_client.errors import FaithScreenError
+from faithscreen_client.models import (
     Batch,
     BatchListed,
     BatchResult,
-    Calibration,
+    Evidence,
+    Review,
     Screening,
     ScreeningListed,
 )
-from app.client.sync import Client
+from faithscreen_client.sync import Client
 
 __all__ = [
     "AsyncClient",
@@ -74,7 +78,9 @@ __all__ = [
     "BatchResult",
     "Calibration",
     "Client",
+    "Evidence",
     "FaithScreenError",
+    "Review",
     "Screening",
     "ScreeningListed",
 ]

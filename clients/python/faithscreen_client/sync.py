@@ -1,30 +1,29 @@
-"""`AsyncClient`: the awaited client, method for method as `Client` (app/client/sync.py)."""
+"""`Client`: the blocking client (see the package docstring for the reference)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Iterator
 from types import TracebackType
-from typing import Any, Unpack
+from typing import Unpack
 
 import httpx2
 
-from app.client import calls, plans
-from app.client.calls import Backoff, Call, ScreeningFields
-from app.client.errors import FaithScreenError
-from app.client.models import (
+from faithscreen_client import calls, plans
+from faithscreen_client.calibration import Calibration
+from faithscreen_client.calls import Backoff, Call, ScreeningFields
+from faithscreen_client.errors import FaithScreenError
+from faithscreen_client.models import (
     Batch,
     BatchListed,
     BatchResult,
-    Calibration,
     Screening,
     ScreeningListed,
 )
-from app.client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
-from app.intake.requests import ScreeningRequest
+from faithscreen_client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
 
 
-class AsyncClient:
+class Client:
     def __init__(
         self,
         base_url: str,
@@ -33,39 +32,38 @@ class AsyncClient:
         timeout: float | httpx2.Timeout = 30.0,
         backoff: Backoff | None = None,
         poll_seconds: float = 1.0,
-        transport: httpx2.AsyncBaseTransport | None = None,
+        transport: httpx2.BaseTransport | None = None,
     ) -> None:
         self.base_url = base_url
         self.backoff = backoff or Backoff()
         self.poll_seconds = poll_seconds
-        self._http = httpx2.AsyncClient(
+        self._http = httpx2.Client(
             base_url=base_url, headers=calls.headers(api_key), timeout=timeout, transport=transport
         )
 
-    async def __aenter__(self) -> AsyncClient:
+    def __enter__(self) -> Client:
         return self
 
-    async def __aexit__(
+    def __exit__(
         self,
         kind: type[BaseException] | None,
         error: BaseException | None,
         trace: TracebackType | None,
     ) -> None:
-        await self.aclose()
+        self.close()
 
-    async def aclose(self) -> None:
-        await self._http.aclose()
+    def close(self) -> None:
+        self._http.close()
 
     # ------------------------------------------------------------------- screenings
 
-    async def screen(
+    def screen(
         self,
         informal: str,
         formal: str,
         *,
         wait: bool = True,
-        # The same signature as Client's (a caller moves between them freely).
-        timeout: float = 600.0,  # noqa: ASYNC109
+        timeout: float = 600.0,
         **fields: Unpack[ScreeningFields],
     ) -> Screening:
         """Submit one pair; with `wait`, poll until it is done (at most `timeout` s).
@@ -73,45 +71,39 @@ class AsyncClient:
         plan = plans.screen(
             informal, formal, fields, wait=wait, timeout=timeout, poll_seconds=self.poll_seconds
         )
-        return await self._run(plan)
+        return self._run(plan)
 
-    async def wait_screening(
-        self,
-        screening_id: str,
-        *,
-        timeout: float = 600.0,  # noqa: ASYNC109 (as Client's)
-    ) -> Screening:
+    def wait_screening(self, screening_id: str, *, timeout: float = 600.0) -> Screening:
         plan = plans.wait_screening(screening_id, timeout=timeout, poll_seconds=self.poll_seconds)
-        return await self._run(plan)
+        return self._run(plan)
 
-    async def get_screening(self, screening_id: str) -> Screening:
-        return await self._run(plans.get_screening(screening_id))
+    def get_screening(self, screening_id: str) -> Screening:
+        return self._run(plans.get_screening(screening_id))
 
-    async def list_screenings(
+    def list_screenings(
         self,
         *,
         external_id: str | None = None,
         outcome: str | None = None,
         status: str | None = None,
         page_size: int = 100,
-    ) -> AsyncIterator[ScreeningListed]:
+    ) -> Iterator[ScreeningListed]:
         """Every screening matching the filters, newest first, page after page."""
         filters = {"external_id": external_id, "outcome": outcome, "status": status}
-        async for item in self._each(plans.list_screenings(filters, page_size)):
-            yield item
+        return self._each(plans.list_screenings(filters, page_size))
 
     # ---------------------------------------------------------------------- batches
 
-    async def submit_batch(
+    def submit_batch(
         self,
-        items: Iterable[ScreeningRequest | Mapping[str, Any]],
+        items: Iterable[calls.BatchItem],
         *,
         name: str | None = None,
         idempotency_key: str | None = None,
     ) -> Batch:
-        return await self._run(plans.submit_batch(items, name, idempotency_key))
+        return self._run(plans.submit_batch(items, name, idempotency_key))
 
-    async def submit_batch_jsonl(
+    def submit_batch_jsonl(
         self,
         lines: bytes | Iterable[bytes],
         *,
@@ -119,54 +111,50 @@ class AsyncClient:
         idempotency_key: str | None = None,
     ) -> Batch:
         """As submit_batch, the items given as JSON Lines bytes (a pairs file's lines)."""
-        return await self._run(plans.submit_batch_jsonl(lines, name, idempotency_key))
+        return self._run(plans.submit_batch_jsonl(lines, name, idempotency_key))
 
-    async def get_batch(self, batch_id: str) -> Batch:
-        return await self._run(plans.get_batch(batch_id))
+    def get_batch(self, batch_id: str) -> Batch:
+        return self._run(plans.get_batch(batch_id))
 
-    async def list_batches(self, *, page_size: int = 100) -> AsyncIterator[BatchListed]:
-        async for item in self._each(plans.list_batches(page_size)):
-            yield item
+    def list_batches(self, *, page_size: int = 100) -> Iterator[BatchListed]:
+        return self._each(plans.list_batches(page_size))
 
-    async def wait_batch(
+    def wait_batch(
         self,
         batch_id: str,
         *,
-        timeout: float | None = None,  # noqa: ASYNC109 (as Client's)
+        timeout: float | None = None,
         on_progress: Callable[[Batch], None] | None = None,
     ) -> Batch:
         """Poll until every item is done; `on_progress` sees each poll's batch."""
         plan = plans.wait_batch(
             batch_id, timeout=timeout, on_progress=on_progress, poll_seconds=self.poll_seconds
         )
-        return await self._run(plan)
+        return self._run(plan)
 
-    async def batch_results(self, batch_id: str) -> AsyncIterator[BatchResult]:
+    def batch_results(self, batch_id: str) -> Iterator[BatchResult]:
         """Every item's result in submission order, read as the server streams them."""
-        async for line in self.batch_result_lines(batch_id):
+        for line in self.batch_result_lines(batch_id):
             yield calls.result_line(line, BatchResult)
 
-    async def batch_result_lines(self, batch_id: str) -> AsyncIterator[bytes]:
+    def batch_result_lines(self, batch_id: str) -> Iterator[bytes]:
         """The results stream's raw JSON lines (what `faithscreen submit` writes)."""
         call = calls.batch_results(batch_id)
         try:
-            stream = self._http.stream(call.method, call.path, headers=dict(call.headers))
-            async with stream as answer:
+            with self._http.stream(call.method, call.path, headers=dict(call.headers)) as answer:
                 if not answer.is_success:
-                    await answer.aread()
+                    answer.read()
                     raise calls.error_of(answer)
-                async for line in answer.aiter_lines():
-                    if line.strip():
-                        yield line.encode()
+                yield from (line.encode() for line in answer.iter_lines() if line.strip())
         except httpx2.TransportError as error:
             raise calls.unreachable(self.base_url, error) from error
 
-    async def calibration(self, batch_id: str) -> Calibration:
-        return await self._run(plans.calibration(batch_id))
+    def calibration(self, batch_id: str) -> Calibration:
+        return self._run(plans.calibration(batch_id))
 
     # -------------------------------------------------------------------- transport
 
-    async def _run(self, plan: Steps[Result]) -> Result:
+    def _run(self, plan: Steps[Result]) -> Result:
         """Carry a plan out: send its calls, sleep its pauses, answer what it returns."""
         reply: Reply = None
         while True:
@@ -175,9 +163,9 @@ class AsyncClient:
             except StopIteration as done:
                 result: Result = done.value
                 return result
-            reply = await self._do(step)
+            reply = self._do(step)
 
-    async def _each(self, listing: Listing[Item]) -> AsyncIterator[Item]:
+    def _each(self, listing: Listing[Item]) -> Iterator[Item]:
         """Carry a listing out, yielding the items it emits as each page comes."""
         reply: Reply = None
         while True:
@@ -186,26 +174,25 @@ class AsyncClient:
             except StopIteration:
                 return
             if isinstance(step, Emit):
-                for item in step.items:
-                    yield item
+                yield from step.items
                 reply = None
             else:
-                reply = await self._do(step)
+                reply = self._do(step)
 
-    async def _do(self, step: Call | Attempt | Pause) -> Reply:
+    def _do(self, step: Call | Attempt | Pause) -> Reply:
         """One step: a pause slept, one attempt at a call, or a call with its retries."""
         if isinstance(step, Pause):
-            await asyncio.sleep(step.seconds)
+            time.sleep(step.seconds)
             return None
         if isinstance(step, Call):
-            return await self._run(plans.attempts(step, self.backoff, self.base_url))
+            return self._run(plans.attempts(step, self.backoff, self.base_url))
         try:
-            return await self._request(step.call)
+            return self._request(step.call)
         except httpx2.TransportError as error:
             return error
 
-    async def _request(self, call: Call) -> httpx2.Response:
-        return await self._http.request(
+    def _request(self, call: Call) -> httpx2.Response:
+        return self._http.request(
             call.method,
             call.path,
             params=call.params,
@@ -215,4 +202,4 @@ class AsyncClient:
         )
 
 
-__all__ = ["AsyncClient", "FaithScreenError"]
+__all__ = ["Client", "FaithScreenError"]

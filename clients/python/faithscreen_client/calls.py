@@ -9,17 +9,19 @@ import random
 import uuid
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar, Unpack
+from typing import Any, TypeAlias, TypedDict, TypeVar, Unpack
 from urllib.parse import quote
 
 import httpx2
 from pydantic import BaseModel
 
-from app.client.errors import FaithScreenError
-from app.intake.requests import ScreeningRequest
-from app.settings import mask_credentials_in_text
+from faithscreen_client.credentials import mask_credentials_in_text
+from faithscreen_client.errors import FaithScreenError
 
 Model = TypeVar("Model", bound=BaseModel)
+# One screening request of a batch: a mapping shaped as the body of POST /v1/screenings, or
+# a pydantic model of that body (the server's own ScreeningRequest, say).
+BatchItem: TypeAlias = BaseModel | Mapping[str, Any]
 NDJSON = "application/x-ndjson"
 # A 503 (database away, or a restart) and a refused connection are worth a retry.
 RETRIED_STATUSES = frozenset({503})
@@ -167,14 +169,14 @@ def list_screenings(filters: Mapping[str, Any], cursor: str | None, limit: int) 
     return Call("GET", "/v1/screenings", params=params | ({"cursor": cursor} if cursor else {}))
 
 
-def batch_item(item: ScreeningRequest | Mapping[str, Any]) -> dict[str, Any]:
-    if isinstance(item, ScreeningRequest):
+def batch_item(item: BatchItem) -> dict[str, Any]:
+    if isinstance(item, BaseModel):
         return item.model_dump(mode="json", exclude_none=True)
     return dict(item)
 
 
 def submit_batch(
-    items: Iterable[ScreeningRequest | Mapping[str, Any]],
+    items: Iterable[BatchItem],
     name: str | None,
     idempotency_key: str | None,
 ) -> Call:
