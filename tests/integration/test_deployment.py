@@ -12,6 +12,7 @@ import ipaddress
 import json
 import re
 import shlex
+import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
 from typing import Any
@@ -287,3 +288,20 @@ def test_dockerignore_keeps_what_the_image_copies() -> None:
         assert (ROOT / source).exists(), source
         excluded = [p for p in patterns if fnmatch(source.rstrip("/"), p.rstrip("/"))]
         assert not excluded, f".dockerignore {excluded} drops {source}, which the image needs"
+
+
+def test_the_builder_copies_every_package_the_project_installs() -> None:
+    """pyproject.toml finds packages under several roots (the client's files are shipped
+    from clients/python): each package found must be in the build context's copy."""
+    found = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    roots = found["packages"]["find"]["where"]
+    packages = [
+        package.relative_to(ROOT).as_posix()
+        for root in roots
+        for package in sorted((ROOT / root).iterdir())
+        if (package / "__init__.py").is_file()
+        and any(fnmatch(package.name, p) for p in found["packages"]["find"]["include"])
+    ]
+    assert {"app", "clients/python/faithscreen_client"} <= set(packages)
+    copied = {args.split()[0].rstrip("/") for args in arguments("COPY") if "--from=" not in args}
+    assert set(packages) <= copied
