@@ -1,0 +1,152 @@
+"""Lint `narrower_number_type`: a variable typed `ℕ` (or `ℤ`, `ℝ`) where the informal text
+says it is an integer, a real or a complex number.
+
+A variable `x : ℕ` ranges over 0, 1, 2, …: a statement about "real numbers x" or "integers
+x" written with `x : ℕ` is about fewer numbers, and its arithmetic truncates (`ℕ`
+subtraction and division). The informal text declares a variable's kind in a few fixed
+ways, and only those are read: `$x$ and $y$ be real numbers`, `real numbers $a, b$`,
+`$x \\in \\mathbb{R}$`. Integers qualified as positive, nonnegative or natural fit `ℕ`, and
+a declaration is only trusted for a name it lists alone in its math (`$x$`, `$a, b$`),
+so `$f(x)$` declares nothing. Fires when every type the statement writes for that name is
+the narrower one. Linear: one pass of regular expressions that cannot backtrack over the
+informal text, and the statement's written types read once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+from app.evidence.finding import Detected
+from app.evidence.lean_source import Tokens, lean_tokens
+from app.evidence.typed_names import declared_types, token_span
+from app.vocabulary import Pair
+
+MAX_FINDINGS = 5
+MAX_TEXT = 20_000  # informal characters read: declarations come first
+# A math span that only lists names: `$x$`, `$a, b$`, `$x_1, x_2$`, `$a,b,c$`.
+_NAME = r"[A-Za-z](?:_\{?[0-9A-Za-z]\}?|'|[0-9])?"
+_NAMES = rf"\$\s*{_NAME}(?:\s*,\s*{_NAME}){{0,6}}\s*\$"
+_NAME_LIST = rf"{_NAMES}(?:\s*(?:,|,?\s*and)\s*{_NAMES}){{0,6}}"
+_ADJECTIVES = (
+    r"(?:(?:positive|negative|nonnegative|non-negative|nonzero|non-zero|distinct|odd|even|"
+    r"natural|arbitrary|given|fixed|two|three|four|some|all|any|a|an|the)\s+){0,4}"
+)
+_KIND = r"(real|integer|rational|complex)"
+# `$x$ and $y$ be/are (positive) real numbers`, `$n$ is an integer`.
+_NAMES_THEN_KIND = re.compile(
+    rf"({_NAME_LIST})\s*(?:be|are|is|denote|denotes|represent)\s+({_ADJECTIVES}){_KIND}s?\b",
+    re.IGNORECASE,
+)
+# `real numbers $a$ and $b$`, `for integers $m, n$`.
+_KIND_THEN_NAMES = re.compile(
+    rf"({_ADJECTIVES}){_KIND}s?(?:\s+numbers?)?\s+(?:such\s+that\s+)?({_NAME_LIST})",
+    re.IGNORECASE,
+)
+# `$x \in \mathbb{R}$`, `$a, b \in \mathbb Z$`, `$x ∈ ℝ$`.
+_MEMBER_OF = re.compile(
+    rf"\$\s*({_NAME}(?:\s*,\s*{_NAME}){{0,6}})\s*(?:\\in|∈)\s*"
+    r"(?:\\mathbb\s*\{?\s*([RZQC])\s*\}?|([ℝℤℚℂ]))\s*\$"
+)
+_BLACKBOARD = {"R": "ℝ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "ℝ": "ℝ", "ℤ": "ℤ", "ℚ": "ℚ", "ℂ": "ℂ"}
+_WORD_TYPE = {"real": "ℝ", "integer": "ℤ", "rational": "ℚ", "complex": "ℂ"}
+# Integers qualified so (or bounded below right after: `with $1 \leq k$`, `greater than 1`)
+# are what `ℕ` holds, with a guard the statement may write.
+_FITS_NAT = re.compile(
+    r"positive|nonnegative|non-negative|natural|greater|larger|at least|"
+    r"\\geq?|\\leq?|[<>≤≥]",
+    re.IGNORECASE,
+)
+_BOUND_WINDOW = 60  # characters after a declaration read for a lower bound
+# The types a written type is narrower than.
+_WIDER = {
+    "ℕ": frozenset(["ℤ", "ℚ", "ℝ", "ℂ"]),
+    "ℤ": frozenset(["ℚ", "ℝ", "ℂ"]),
+    "ℚ": frozenset(["ℝ", "ℂ"]),
+    "ℝ": frozenset(["ℂ"]),
+}
+_MATH = re.compile(r"\$([^$]*)\$")
+_COLON = frozenset([":"])
+_SPACES = re.compile(r"\s+")
+
+
+def find_narrower_number_type(pair: Pair) -> list[Detected]:
+    said = informal_types(pair.informal[:MAX_TEXT])
+    if not said:
+        return []
+    tokens = lean_tokens(pair.formal)
+    written = declared_types(tokens)
+    found: list[Detected] = []
+    for name, wide in said.items():
+        types = written.get(name, [])
+        narrow = types[0][0] if types and len(types[0]) == 1 else ""
+        if narrow in _WIDER and all(t == (narrow,) for t in types) and wide in _WIDER[narrow]:
+            found.append(_finding(tokens, name, narrow, wide))
+            if len(found) == MAX_FINDINGS:
+                break
+    return found
+
+
+def informal_types(informal: str) -> dict[str, str]:
+    """The number type the informal text declares for each name it declares one for (a
+    name declared with two different types is left out)."""
+    said: dict[str, set[str]] = {}
+    # One space for every run: the patterns' `\\s*` then match one character at most,
+    # so no run of spaces can make them try many splits.
+    for name, kind in _declarations(_SPACES.sub(" ", informal)):
+        said.setdefault(name, set()).add(kind)
+    return {name: kinds.pop() for name, kinds in said.items() if len(kinds) == 1}
+
+
+def _declarations(informal: str) -> Iterator[tuple[str, str]]:
+    for match in _NAMES_THEN_KIND.finditer(informal):
+        qualifiers = match.group(2) + informal[match.end() : match.end() + _BOUND_WINDOW]
+        yield from _typed(match.group(1), qualifiers, match.group(3))
+    for match in _KIND_THEN_NAMES.finditer(informal):
+        qualifiers = match.group(1) + informal[match.end() : match.end() + _BOUND_WINDOW]
+        yield from _typed(match.group(3), qualifiers, match.group(2))
+    for match in _MEMBER_OF.finditer(informal):
+        kind = _BLACKBOARD[match.group(2) or match.group(3)]
+        for name in match.group(1).split(","):
+            yield _lean_name(name.strip()), kind
+
+
+def _typed(names: str, adjectives: str, word: str) -> Iterator[tuple[str, str]]:
+    kind = _WORD_TYPE[word.lower()]
+    if kind == "ℤ" and _FITS_NAT.search(adjectives):
+        kind = "ℕ"  # positive or nonnegative integers are what `ℕ` (with a guard) holds
+    for math in _MATH.findall(names):
+        for name in math.split(","):
+            yield _lean_name(name.strip()), kind
+
+
+def _lean_name(name: str) -> str:
+    """`x_1` / `x_{1}` as Lean writes it: `x₁` (a subscript digit) or `x1`."""
+    base, _, index = name.partition("_")
+    index = index.strip("{}")
+    if index.isdigit():
+        return base + "".join(chr(0x2080 + int(digit)) for digit in index)
+    return base + index
+
+
+def _finding(tokens: Tokens, name: str, narrow: str, wide: str) -> Detected:
+    message = (
+        f"`{name}` is typed `{narrow}`, but the informal text says it is "
+        f"{_SPOKEN[wide]}, so the statement covers fewer values than it should; "
+        f"write `{name} : {wide}`."
+    )
+    first = _first_declaration(tokens, name)
+    return Detected(message, token_span(tokens, "formal", first, first) if first >= 0 else None)
+
+
+_SPOKEN = {"ℤ": "an integer", "ℚ": "a rational", "ℝ": "a real number", "ℂ": "a complex number"}
+
+
+def _first_declaration(tokens: Tokens, name: str) -> int:
+    """The first place `name` stands among the names just before a `:` (or -1)."""
+    texts = tokens.texts
+    for colon in tokens.positions(_COLON):
+        window = texts[max(0, colon - 16) : colon]
+        if name in window:
+            return colon - len(window) + window.index(name)
+    return -1
