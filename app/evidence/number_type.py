@@ -19,14 +19,16 @@ from collections.abc import Iterator
 
 from app.evidence.finding import Detected
 from app.evidence.lean_source import Tokens, lean_tokens
-from app.evidence.typed_names import declared_types, token_span
+from app.evidence.typed_names import TypeText, declared_types, token_span
 from app.vocabulary import Pair
 
 MAX_FINDINGS = 5
 MAX_TEXT = 20_000  # informal characters read: declarations come first
 # A math span that only lists names: `$x$`, `$a, b$`, `$x_1, x_2$`, `$a,b,c$`.
 _NAME = r"[A-Za-z](?:_\{?[0-9A-Za-z]\}?|'|[0-9])?"
-_NAMES = rf"\$\s*{_NAME}(?:\s*,\s*{_NAME}){{0,6}}\s*\$"
+# A trailing relation is allowed (`$x \\neq 1$`): the names still come first.
+_RELATION = r"(?:\\neq?|\\geq?|\\leq?|[<>≠≤≥])[^$]{0,20}"
+_NAMES = rf"\$\s*{_NAME}(?:\s*,\s*{_NAME}){{0,6}}\s*(?:{_RELATION})?\$"
 _NAME_LIST = rf"{_NAMES}(?:\s*(?:,|,?\s*and)\s*{_NAMES}){{0,6}}"
 _ADJECTIVES = (
     r"(?:(?:positive|negative|nonnegative|non-negative|nonzero|non-zero|distinct|odd|even|"
@@ -48,7 +50,17 @@ _MEMBER_OF = re.compile(
     rf"\$\s*({_NAME}(?:\s*,\s*{_NAME}){{0,6}})\s*(?:\\in|∈)\s*"
     r"(?:\\mathbb\s*\{?\s*([RZQC])\s*\}?|([ℝℤℚℂ]))\s*\$"
 )
-_BLACKBOARD = {"R": "ℝ", "Z": "ℤ", "Q": "ℚ", "C": "ℂ", "ℝ": "ℝ", "ℤ": "ℤ", "ℚ": "ℚ", "ℂ": "ℂ"}
+_BLACKBOARD = {
+    "N": "ℕ",
+    "R": "ℝ",
+    "Z": "ℤ",
+    "Q": "ℚ",
+    "C": "ℂ",
+    "ℝ": "ℝ",
+    "ℤ": "ℤ",
+    "ℚ": "ℚ",
+    "ℂ": "ℂ",
+}
 _WORD_TYPE = {"real": "ℝ", "integer": "ℤ", "rational": "ℚ", "complex": "ℂ"}
 # Integers qualified so (or bounded below right after: `with $1 \leq k$`, `greater than 1`)
 # are what `ℕ` holds, with a guard the statement may write.
@@ -59,13 +71,20 @@ _FITS_NAT = re.compile(
 )
 _BOUND_WINDOW = 60  # characters after a declaration read for a lower bound
 # The types a written type is narrower than.
+# `ℕ` for a said integer is not reported: on reading, the shared pairs that do so type
+# primes, exponents, divisors and counts, which are nonnegative by the text's own sense.
 _WIDER = {
-    "ℕ": frozenset(["ℤ", "ℚ", "ℝ", "ℂ"]),
+    "ℕ": frozenset(["ℚ", "ℝ", "ℂ"]),
     "ℤ": frozenset(["ℚ", "ℝ", "ℂ"]),
     "ℚ": frozenset(["ℝ", "ℂ"]),
     "ℝ": frozenset(["ℂ"]),
 }
 _MATH = re.compile(r"\$([^$]*)\$")
+_NAME_LIST_IN_MATH = re.compile(rf"\s*{_NAME}(?:\s*,\s*{_NAME}){{0,6}}")
+# `$f: \mathbb{R} \to \mathbb{R}$`, `$g:\mathbb{N}\rightarrow\mathbb{N}$` (a set with a
+# superscript, `\mathbb{R}^2`, is no number type and does not match).
+_SET = r"\\mathbb\s?\{?\s?([NZQRC])\s?\}?(\^\s?\{?\s?\+\s?\}?)?"
+_FUNCTION = re.compile(rf"\$\s?({_NAME})\s?:\s?{_SET}\s?(?:\\to|\\rightarrow|→)\s?{_SET}\s?\$")
 _COLON = frozenset([":"])
 _SPACES = re.compile(r"\s+")
 
@@ -79,18 +98,25 @@ def find_narrower_number_type(pair: Pair) -> list[Detected]:
     found: list[Detected] = []
     for name, wide in said.items():
         types = written.get(name, [])
-        narrow = types[0][0] if types and len(types[0]) == 1 else ""
-        if narrow in _WIDER and all(t == (narrow,) for t in types) and wide in _WIDER[narrow]:
-            found.append(_finding(tokens, name, narrow, wide))
+        if types and all(t == types[0] for t in types) and _narrower(types[0], wide):
+            found.append(_finding(tokens, name, " ".join(types[0]), " ".join(wide)))
             if len(found) == MAX_FINDINGS:
                 break
     return found
 
 
-def informal_types(informal: str) -> dict[str, str]:
-    """The number type the informal text declares for each name it declares one for (a
-    name declared with two different types is left out)."""
-    said: dict[str, set[str]] = {}
+def _narrower(written: TypeText, said: TypeText) -> bool:
+    """Whether `written` has the shape of `said` (`T` or `A → B`) with some part narrower."""
+    if len(written) != len(said) or (len(said) == 3 and written[1] != "→"):
+        return False
+    return any(said[i] in _WIDER.get(written[i], ()) for i in range(0, len(said), 2))
+
+
+def informal_types(informal: str) -> dict[str, TypeText]:
+    """The number type (`("ℝ",)`) or function type between number types (`("ℝ", "→",
+    "ℝ")`) the informal text declares for each name it declares one for (a name declared
+    with two different types is left out)."""
+    said: dict[str, set[TypeText]] = {}
     # One space for every run: the patterns' `\\s*` then match one character at most,
     # so no run of spaces can make them try many splits.
     for name, kind in _declarations(_SPACES.sub(" ", informal)):
@@ -98,26 +124,35 @@ def informal_types(informal: str) -> dict[str, str]:
     return {name: kinds.pop() for name, kinds in said.items() if len(kinds) == 1}
 
 
-def _declarations(informal: str) -> Iterator[tuple[str, str]]:
+def _declarations(informal: str) -> Iterator[tuple[str, TypeText]]:
     for match in _NAMES_THEN_KIND.finditer(informal):
-        qualifiers = match.group(2) + informal[match.end() : match.end() + _BOUND_WINDOW]
-        yield from _typed(match.group(1), qualifiers, match.group(3))
+        after = informal[match.end() : match.end() + _BOUND_WINDOW]
+        yield from _typed(match.group(1), match.group(1) + match.group(2) + after, match.group(3))
     for match in _KIND_THEN_NAMES.finditer(informal):
-        qualifiers = match.group(1) + informal[match.end() : match.end() + _BOUND_WINDOW]
-        yield from _typed(match.group(3), qualifiers, match.group(2))
+        after = informal[match.end() : match.end() + _BOUND_WINDOW]
+        yield from _typed(match.group(3), match.group(1) + match.group(3) + after, match.group(2))
     for match in _MEMBER_OF.finditer(informal):
         kind = _BLACKBOARD[match.group(2) or match.group(3)]
         for name in match.group(1).split(","):
-            yield _lean_name(name.strip()), kind
+            yield _lean_name(name.strip()), (kind,)
+    for match in _FUNCTION.finditer(informal):
+        domain = _set_type(match.group(2), match.group(3))
+        codomain = _set_type(match.group(4), match.group(5))
+        yield _lean_name(match.group(1)), (domain, "→", codomain)
 
 
-def _typed(names: str, adjectives: str, word: str) -> Iterator[tuple[str, str]]:
+def _typed(names: str, adjectives: str, word: str) -> Iterator[tuple[str, TypeText]]:
     kind = _WORD_TYPE[word.lower()]
     if kind == "ℤ" and _FITS_NAT.search(adjectives):
         kind = "ℕ"  # positive or nonnegative integers are what `ℕ` (with a guard) holds
     for math in _MATH.findall(names):
-        for name in math.split(","):
-            yield _lean_name(name.strip()), kind
+        for name in _NAME_LIST_IN_MATH.match(math).group().split(","):  # type: ignore[union-attr]
+            yield _lean_name(name.strip()), (kind,)
+
+
+def _set_type(letter: str, positive: str | None) -> str:
+    """`\\mathbb{Z}^+`, the positive integers, is what `ℕ` (with a guard) holds."""
+    return "ℕ" if letter == "Z" and positive else _BLACKBOARD[letter]
 
 
 def _lean_name(name: str) -> str:
@@ -132,7 +167,8 @@ def _lean_name(name: str) -> str:
 def _finding(tokens: Tokens, name: str, narrow: str, wide: str) -> Detected:
     message = (
         f"`{name}` is typed `{narrow}`, but the informal text says it is "
-        f"{_SPOKEN[wide]}, so the statement covers fewer values than it should; "
+        f"{_SPOKEN.get(wide, f'a function `{wide}`')}, so the statement covers fewer values "
+        "than it should; "
         f"write `{name} : {wide}`."
     )
     first = _first_declaration(tokens, name)

@@ -27,10 +27,13 @@ _MEMBERSHIP = frozenset(["∈", "in"])
 _BODY_STOPS = frozenset(
     ["=", "<", "≤", ">", "≥", "≠", ",", ":=", "∧", "∨", "→", "↔", "|", "then", "else"]
 )
-# `\sum_{k=1}^{n}`, `\prod_{i = 0}^{100}`, `\sum_{k=1}^n`: the upper bound's text.
+# `\sum_{k=1}^{n}`, `\prod_{i = 0}^{100}`, `\sum_{k=1}^n`: operator, index, lower, upper.
 _INFORMAL_BOUNDS = re.compile(
-    r"\\(?:sum|prod)\s*_\s*\{\s*[A-Za-z]\s*=\s*[01]\s*\}\s*\^\s*(\{[^{}$]{1,20}\}|[A-Za-z0-9])"
+    r"\\(sum|prod)\s*_\s*\{\s*([A-Za-z])\s*=\s*([01])\s*\}\s*\^\s*"
+    r"(\{[^{}$]{1,20}\}|[A-Za-z0-9])"
 )
+_OPERATOR = {"sum": "∑", "prod": "∏"}
+_IDENT = re.compile(r"[^\W\d][\w.'!?₀-₉]*")
 
 
 def find_range_offset(pair: Pair) -> list[Detected]:
@@ -38,25 +41,40 @@ def find_range_offset(pair: Pair) -> list[Detected]:
     ranges = tokens.positions(_RANGES)
     if not ranges:
         return []
-    informal = pair.informal[:MAX_TEXT]
-    uppers = {_compact(found.strip("{}")) for found in _INFORMAL_BOUNDS.findall(informal)}
-    if not uppers:
+    # (operator, index, upper bound) -> the lower bounds the text writes for it
+    said: dict[tuple[str, str, str], set[str]] = {}
+    for operator, index, lower, upper in _INFORMAL_BOUNDS.findall(pair.informal[:MAX_TEXT]):
+        key = (_OPERATOR[operator], index, _compact(upper.strip("{}")))
+        said.setdefault(key, set()).add(lower)
+    if not said:
         return []
     found: list[Detected] = []
     for place in ranges:
-        argument = _argument(tokens, place)
-        if (
-            argument is None
-            or _compact("".join(tokens.texts[argument.start : argument.stop])) not in uppers
-        ):
-            continue
-        binder = _binder(tokens, place)
-        if binder is None or _shifted(tokens, binder, argument.stop):
-            continue
-        found.append(_finding(tokens, place, argument))
-        if len(found) == MAX_FINDINGS:
-            break
+        if _one_short(tokens, place, said):
+            argument = _argument(tokens, place)
+            assert argument is not None  # _one_short read it
+            found.append(_finding(tokens, place, argument))
+            if len(found) == MAX_FINDINGS:
+                break
     return found
+
+
+def _one_short(tokens: Tokens, place: int, said: dict[tuple[str, str, str], set[str]]) -> bool:
+    """Whether the big operator over `Finset.range` at `place` misses the text's last term:
+    the text runs from 0 to the same bound (one term more, whatever the body), or from 1
+    and the body uses the index as a number without shifting it (`k`, `x - k`; `a k`
+    only renumbers a sequence)."""
+    argument, binder = _argument(tokens, place), _binder(tokens, place)
+    if argument is None or binder is None:
+        return False
+    upper = _compact("".join(tokens.texts[argument.start : argument.stop]))
+    lowers = said.get((tokens.texts[place - 3], binder, upper), set())
+    if "0" in lowers:
+        return True
+    if "1" not in lowers:
+        return False
+    body = _body(tokens, argument.stop)
+    return _counts_with(body, binder) and not _shifted(body, binder)
 
 
 def _compact(text: str) -> str:
@@ -81,17 +99,29 @@ def _binder(tokens: Tokens, place: int) -> str | None:
     return None
 
 
-def _shifted(tokens: Tokens, binder: str, after: int) -> bool:
-    """Whether the body (from the `,` after the range to the end of its level) writes
-    `binder + 1` or `1 + binder`."""
+def _body(tokens: Tokens, after: int) -> list[str]:
+    """The big operator's body: from the `,` after the range to the end of its level."""
     texts = tokens.texts
     comma = after + 1 if after < len(texts) and texts[after] == ")" else after
     if comma >= len(texts) or texts[comma] != ",":
-        return True  # not the shape read here: say nothing
-    end = tokens.level_end(comma + 1, _BODY_STOPS)
-    body = texts[comma + 1 : end]
-    pairs = zip(body, body[1:], body[2:], strict=False)
-    return any((a, b, c) in ((binder, "+", "1"), ("1", "+", binder)) for a, b, c in pairs)
+        return []  # not the shape read here: an empty body says nothing
+    return texts[comma + 1 : tokens.level_end(comma + 1, _BODY_STOPS)]
+
+
+def _counts_with(body: list[str], binder: str) -> bool:
+    """Whether the body uses the index as a number: once not right after a name (`a k`,
+    `f k` take it as an argument, which may only renumber)."""
+    previous = ["", *body]
+    return any(
+        text == binder and not (_IDENT.fullmatch(before) or before == ")")
+        for text, before in zip(body, previous, strict=False)
+    )
+
+
+def _shifted(body: list[str], binder: str) -> bool:
+    """Whether the body writes `binder + 1` or `1 + binder` (it then runs over 1..n)."""
+    triples = zip(body, body[1:], body[2:], strict=False)
+    return any(t in ((binder, "+", "1"), ("1", "+", binder)) for t in triples)
 
 
 def _finding(tokens: Tokens, place: int, argument: range) -> Detected:

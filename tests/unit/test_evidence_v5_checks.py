@@ -35,7 +35,17 @@ def spanned(formal: str, finding: Finding) -> str:
             "x",
         ),
         ("For real numbers $a, b$ show $a^2 + b^2 \\ge 2ab$.", "theorem t (a b : ℤ) : 1 = 1", "a"),
-        ("Let $n$ be an integer. Show that $n^2 + n$ is even.", "theorem t (n : ℕ) : Even n", "n"),
+        (
+            "Let $f: \\mathbb{R} \\to \\mathbb{R}$ be a function.",
+            "theorem t (f : ℕ → ℝ) : 1 = 1",
+            "f",
+        ),
+        (
+            "Let $f:\\mathbb{Q}\\rightarrow\\mathbb{Q}$ satisfy",
+            "theorem t (f : ℚ → ℤ) : 1 = 1",
+            "f",
+        ),
+        ("Let $q$ and $r$ be rational numbers.", "theorem t (q r : ℤ) : q + r = r + q", "q"),
         ("Show that $x \\in \\mathbb{R}$ has $x^2 \\ge 0$.", "theorem t (x : ℚ) : x ^ 2 ≥ 0", "x"),
         ("Let $x_1$ be a real number.", "theorem t (x₁ : ℕ) : x₁ = x₁", "x₁"),
     ],
@@ -55,6 +65,11 @@ def test_narrower_number_type_fires_where_the_text_says_a_wider_type(
         ("Let $x$ be a real number.", "theorem t (x : ℝ) : x = x"),  # the same type
         ("Let $n$ be a positive integer.", "theorem t (n : ℕ) : n = n"),  # ℕ holds it
         ("Let $n$ be a nonnegative integer.", "theorem t (n : ℕ) : n = n"),
+        # an integer typed `ℕ` is not reported (primes, exponents, counts: see the module)
+        ("Let $n$ be an integer. Show that $n^2 + n$ is even.", "theorem t (n : ℕ) : Even n"),
+        ("Let $f: \\mathbb{Z}^+ \\to \\mathbb{Z}^+$ satisfy", "theorem t (f : ℕ → ℕ) : 1 = 1"),
+        ("Let $f: \\mathbb{R}^2 \\to \\mathbb{R}$ be smooth.", "theorem t (f : ℕ → ℝ) : 1 = 1"),
+        ("Let $f: \\mathbb{R} \\to \\mathbb{R}$ be a function.", "theorem t (f : ℝ → ℝ) : 1 = 1"),
         ("Let $n$ be an integer with $n \\geq 2$.", "theorem t (n : ℕ) : n = n"),
         ("Let $n$ be an integer greater than 1.", "theorem t (n : ℕ) : n = n"),
         # a count or a size, not the kind of the name: no verb declares it
@@ -89,8 +104,8 @@ def test_narrower_number_type_is_silent_on_near_misses(informal: str, formal: st
             "Finset.range 10",
         ),
         (
-            "Show $\\sum_{k=1}^{n + 1} k$ is even.",
-            "theorem t (n : ℕ) : Even (∑ k ∈ Finset.range (n + 1), k) := by sorry",
+            "Show $\\sum_{k=1}^{n + 1} (x - k)$ is even.",
+            "theorem t (n x : ℕ) : Even (∑ k ∈ Finset.range (n + 1), (x - k)) := by sorry",
             "Finset.range (n + 1)",
         ),
     ],
@@ -115,6 +130,14 @@ def test_range_offset_fires_on_a_range_one_short(informal: str, formal: str, spa
         ("the sum of the first n numbers", "theorem t (n : ℕ) : ∑ k in Finset.range n, k = n"),
         # a lower bound other than 0 or 1 is another shape
         ("$\\sum_{k=2}^{n} k$", "theorem t (n : ℕ) : ∑ k in Finset.range n, k = n := sorry"),
+        # the index only renumbers a sequence: n terms either way
+        (
+            "$\\sum_{i=1}^n a_i = n$",
+            "theorem t (a : ℕ → ℝ) (n : ℕ) : ∑ i in Finset.range n, a i = n",
+        ),
+        # another operator or another index than the text's bound belongs to
+        ("$\\sum_{k=0}^n x^k$", "theorem t (n : ℕ) : ∏ k ∈ Finset.range n, (x - k) = 0"),
+        ("$\\sum_{k=0}^n x^k$", "theorem t (n : ℕ) : ∑ i ∈ Finset.range n, (x - i) = 0"),
         # `range` not bound by a big operator
         ("$\\sum_{k=1}^{n} k$", "theorem t (n : ℕ) : (Finset.range n).card = n := sorry"),
     ],
