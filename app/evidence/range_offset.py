@@ -21,6 +21,16 @@ from app.vocabulary import Pair
 MAX_FINDINGS = 5
 MAX_TEXT = 20_000
 _RANGES = frozenset(["Finset.range", "range"])
+# Intervals open at an end: which ends they leave out (`Finset.Ico a b` is a, …, b - 1).
+_OPEN = {
+    "Finset.Ico": "last",
+    "Ico": "last",
+    "Finset.Ioc": "first",
+    "Ioc": "first",
+    "Finset.Ioo": "first and last",
+    "Ioo": "first and last",
+}
+_OPEN_INTERVALS = frozenset(_OPEN)
 _OPERATORS = frozenset(["∑", "∏"])
 _MEMBERSHIP = frozenset(["∈", "in"])
 # The body of a big operator ends at a comparison or a connective at its level.
@@ -29,7 +39,7 @@ _BODY_STOPS = frozenset(
 )
 # `\sum_{k=1}^{n}`, `\prod_{i = 0}^{100}`, `\sum_{k=1}^n`: operator, index, lower, upper.
 _INFORMAL_BOUNDS = re.compile(
-    r"\\(sum|prod)\s*_\s*\{\s*([A-Za-z])\s*=\s*([01])\s*\}\s*\^\s*"
+    r"\\(sum|prod)\s*_\s*\{\s*([A-Za-z])\s*=\s*([0-9A-Za-z][0-9A-Za-z+\- ]{0,9})\s*\}\s*\^\s*"
     r"(\{[^{}$]{1,20}\}|[A-Za-z0-9])"
 )
 _OPERATOR = {"sum": "∑", "prod": "∏"}
@@ -38,25 +48,23 @@ _IDENT = re.compile(r"[^\W\d][\w.'!?₀-₉]*")
 
 def find_range_offset(pair: Pair) -> list[Detected]:
     tokens = lean_tokens(pair.formal)
-    ranges = tokens.positions(_RANGES)
-    if not ranges:
+    ranges, intervals = tokens.positions(_RANGES), tokens.positions(_OPEN_INTERVALS)
+    if not ranges and not intervals:
         return []
     # (operator, index, upper bound) -> the lower bounds the text writes for it
     said: dict[tuple[str, str, str], set[str]] = {}
     for operator, index, lower, upper in _INFORMAL_BOUNDS.findall(pair.informal[:MAX_TEXT]):
         key = (_OPERATOR[operator], index, _compact(upper.strip("{}")))
-        said.setdefault(key, set()).add(lower)
+        said.setdefault(key, set()).add(_compact(lower))
     if not said:
         return []
-    found: list[Detected] = []
-    for place in ranges:
-        if _one_short(tokens, place, said):
-            argument = _argument(tokens, place)
-            assert argument is not None  # _one_short read it
-            found.append(_finding(tokens, place, argument))
-            if len(found) == MAX_FINDINGS:
-                break
-    return found
+    found = [_range_finding(tokens, place) for place in ranges if _one_short(tokens, place, said)]
+    found += [
+        _interval_finding(tokens, place)
+        for place in intervals
+        if _open_at_a_said_end(tokens, place, said)
+    ]
+    return found[:MAX_FINDINGS]
 
 
 def _one_short(tokens: Tokens, place: int, said: dict[tuple[str, str, str], set[str]]) -> bool:
@@ -75,6 +83,23 @@ def _one_short(tokens: Tokens, place: int, said: dict[tuple[str, str, str], set[
         return False
     body = _body(tokens, argument.stop)
     return _counts_with(body, binder) and not _shifted(body, binder)
+
+
+def _open_at_a_said_end(
+    tokens: Tokens, place: int, said: dict[tuple[str, str, str], set[str]]
+) -> bool:
+    """Whether `∑ k ∈ Finset.Ico a b` (or `Ioc`, `Ioo`) has the bounds the text sums
+    between, both ends included: then it leaves out a term the text has."""
+    binder, first = _binder(tokens, place), _argument(tokens, place)
+    if binder is None or first is None:
+        return False
+    after_first = first.stop + 1 if tokens.texts[place + 1] == "(" else first.stop
+    second = _argument(tokens, after_first - 1)
+    if second is None:
+        return False
+    lower = _compact("".join(tokens.texts[first.start : first.stop]))
+    upper = _compact("".join(tokens.texts[second.start : second.stop]))
+    return lower in said.get((tokens.texts[place - 3], binder, upper), set())
 
 
 def _compact(text: str) -> str:
@@ -124,13 +149,27 @@ def _shifted(body: list[str], binder: str) -> bool:
     return any(t in ((binder, "+", "1"), ("1", "+", binder)) for t in triples)
 
 
-def _finding(tokens: Tokens, place: int, argument: range) -> Detected:
+def _range_finding(tokens: Tokens, place: int) -> Detected:
+    argument = _argument(tokens, place) or range(place + 1, place + 2)
     bound = " ".join(tokens.texts[argument.start : argument.stop])
     message = (
         f"`Finset.range {bound}` is `0, …, {bound} - 1`, but the informal text goes up to "
         f"`{bound}`, so the last term is missing; write `Finset.Icc 1 {bound}` (or "
         f"`Finset.range ({bound} + 1)`, or shift the body to `k + 1`)."
     )
+    return Detected(message, token_span(tokens, "formal", place, _last(tokens, place, argument)))
+
+
+def _interval_finding(tokens: Tokens, place: int) -> Detected:
+    interval = tokens.texts[place]
+    message = (
+        f"`{interval}` leaves out the {_OPEN[interval]} term of the sum or product the "
+        "informal text writes with both bounds included; write `Finset.Icc`."
+    )
+    return Detected(message, token_span(tokens, "formal", place, place))
+
+
+def _last(tokens: Tokens, place: int, argument: range) -> int:
+    """The argument's last token, or the `)` closing it."""
     bracketed = tokens.texts[place + 1] == "("
-    last = argument.stop if bracketed else argument.stop - 1  # the `)` or the argument
-    return Detected(message, token_span(tokens, "formal", place, min(last, len(tokens) - 1)))
+    return min(argument.stop if bracketed else argument.stop - 1, len(tokens) - 1)

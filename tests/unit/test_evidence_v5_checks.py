@@ -117,6 +117,32 @@ def test_range_offset_fires_on_a_range_one_short(informal: str, formal: str, spa
 
 
 @pytest.mark.parametrize(
+    ("informal", "formal", "span", "left_out"),
+    [
+        (
+            "$\\sum_{k=2}^{n} k^2$",
+            "theorem t (n : ℕ) : ∑ k ∈ Finset.Ico 2 n, k ^ 2 = 0",
+            "Finset.Ico",
+            "last",
+        ),
+        ("$\\prod_{i=1}^{n+1} a_i$", "theorem t : ∏ i ∈ Ioc 1 (n + 1), a i = 0", "Ioc", "first"),
+        (
+            "$\\sum_{j=0}^{9} j$",
+            "theorem t : ∑ j in Finset.Ioo 0 9, j = 45",
+            "Finset.Ioo",
+            "first and last",
+        ),
+    ],
+)
+def test_range_offset_fires_on_an_interval_open_at_a_said_end(
+    informal: str, formal: str, span: str, left_out: str
+) -> None:
+    (finding,) = findings("range_offset", formal, informal)
+    assert spanned(formal, finding) == span
+    assert f"leaves out the {left_out} term" in finding.message
+
+
+@pytest.mark.parametrize(
     ("informal", "formal"),
     [
         # shifted bodies cover 1..n
@@ -138,6 +164,10 @@ def test_range_offset_fires_on_a_range_one_short(informal: str, formal: str, spa
         # another operator or another index than the text's bound belongs to
         ("$\\sum_{k=0}^n x^k$", "theorem t (n : ℕ) : ∏ k ∈ Finset.range n, (x - k) = 0"),
         ("$\\sum_{k=0}^n x^k$", "theorem t (n : ℕ) : ∑ i ∈ Finset.range n, (x - i) = 0"),
+        # closed intervals, or open ones at bounds the text does not write
+        ("$\\sum_{k=2}^{n} k$", "theorem t (n : ℕ) : ∑ k ∈ Finset.Icc 2 n, k = 0 := sorry"),
+        ("$\\sum_{k=2}^{n} k$", "theorem t (n : ℕ) : ∑ k ∈ Finset.Ico 2 (n + 1), k = 0 := sorry"),
+        ("$\\sum_{k=2}^{n} k$", "theorem t (n : ℕ) : ∑ k ∈ Finset.Ioc 1 n, k = 0 := sorry"),
         # `range` not bound by a big operator
         ("$\\sum_{k=1}^{n} k$", "theorem t (n : ℕ) : (Finset.range n).card = n := sorry"),
     ],
