@@ -168,6 +168,20 @@ def rows_of(source: str, mirror: Path, commit: str, subject: str) -> Iterator[di
             }
 
 
+def informal_by_name(directory: Path) -> dict[tuple[str, str], str]:
+    """(source, theorem name) -> the informal statement of the shared pairs (ids are
+    `source/name`; ProofNet's names carry the book's prefix, which the files do not)."""
+    found: dict[tuple[str, str], str] = {}
+    for path in sorted(directory.glob("*.jsonl")) if directory.is_dir() else []:
+        for line in path.open(encoding="utf-8"):
+            row = json.loads(line)
+            source, _, name = str(row["id"]).partition("/")
+            text = row.get("informal") or ""
+            found[(source, name)] = text
+            found[(source, name.split("_", 2)[-1] if source == "proofnet" else name)] = text
+    return found
+
+
 def read_commits(path: Path) -> list[tuple[str, str, str]]:
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
@@ -183,6 +197,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--commits", type=Path, default=COMMITS)
     parser.add_argument("--out", type=Path, default=Path("/work/wt/evidence-data/fixes.jsonl"))
     parser.add_argument("--candidates", action="store_true", help="list fix-like commits")
+    parser.add_argument(
+        "--informal",
+        type=Path,
+        default=Path("/work/shared/data/pairs"),
+        help="pairs whose informal text stands in where a Lean file has no docstring",
+    )
     args = parser.parse_args(argv)
     if args.candidates:
         for source, (name, prefix) in SOURCES.items():
@@ -192,6 +212,7 @@ def main(argv: list[str] | None = None) -> int:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     seen: set[tuple[str, str]] = set()
+    informal = informal_by_name(args.informal)
     with args.out.open("w", encoding="utf-8") as out:
         for source, commit, subject in read_commits(args.commits):
             mirror = args.mirrors / SOURCES[source][0] / "repo"
@@ -200,6 +221,7 @@ def main(argv: list[str] | None = None) -> int:
                 if key in seen:  # the same fix applied to Test and Valid copies
                     continue
                 seen.add(key)
+                row["informal"] = row["informal"] or informal.get((source, row["name"]), "")
                 counts[(source, row["class"])] += 1
                 out.write(json.dumps(row, ensure_ascii=False) + "\n")
     for (source, defect), count in sorted(counts.items()):
