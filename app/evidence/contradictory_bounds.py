@@ -5,8 +5,9 @@ A theorem whose hypotheses cannot all hold is vacuous: it is true, and proved by
 contradiction, whatever its conclusion says. Only the plainest bounds are read: a
 hypothesis binder (or a top-level conjunct of one) that is exactly `x REL c`, `c REL x`
 or `c REL x REL c'`, with `x` a name, `c` a numeral (maybe negative, maybe decimal) and
-REL one of `< ≤ > ≥ =`. A variable every written type of which is `ℕ` or `ℤ` has its
-strict bounds tightened to whole numbers. Anything else (an expression, a second
+REL one of `< ≤ > ≥ =`; and a remainder said to be at least its modulus (`e % 2 = 11`).
+A variable every written type of which is `ℕ` or `ℤ` has its strict bounds tightened to
+whole numbers. Anything else (an expression, a second
 variable, a hypothesis under `∀` or `→`) is no bound, which can only hide a finding.
 Linear: each hypothesis is split at its top-level `∧` once.
 """
@@ -70,6 +71,8 @@ def find_contradictory_hypotheses(pair: Pair) -> list[Detected]:
     for binder in theorem.binders:
         if binder.type:
             for start, stop in _conjuncts(tokens, binder.type.start, binder.type.stop):
+                if _remainder_too_large(tokens.texts[start:stop]):
+                    return [_remainder_finding(tokens, start)]
                 _read_bound(tokens, start, stop, bounds)
     types = declared_types(tokens) if bounds else {}
     for name, interval in bounds.items():
@@ -77,6 +80,22 @@ def find_contradictory_hypotheses(pair: Pair) -> list[Detected]:
         if interval.empty(whole):
             return [_finding(tokens, name, interval)]
     return []
+
+
+def _remainder_too_large(part: list[str]) -> bool:
+    """`e % m = c` (or `c = e % m`) with numerals `c ≥ m > 0`: a remainder is below its
+    modulus (`Nat.mod_lt`, `Int.emod_lt_of_pos`), so no value satisfies it."""
+    part = part[1:-1] if part[:1] == ["("] and part[-1:] == [")"] else part
+    if part.count("=") != 1 or part.count("%") != 1:
+        return False
+    equals = part.index("=")
+    left, right = part[:equals], part[equals + 1 :]
+    if "%" in right:
+        left, right = right, left
+    if len(left) < 3 or left[-2] != "%" or len(right) != 1:
+        return False
+    modulus, remainder = _numeral(left[-1:]), _numeral(right)
+    return modulus is not None and remainder is not None and 0 < modulus <= remainder
 
 
 def _conjuncts(tokens: Tokens, start: int, stop: int) -> list[tuple[int, int]]:
@@ -137,6 +156,15 @@ def _numeral(piece: list[str]) -> Fraction | None:
         return sign * Fraction(piece[0])
     except ValueError:
         return None
+
+
+def _remainder_finding(tokens: Tokens, start: int) -> Detected:
+    message = (
+        "a hypothesis says a remainder `e % m` equals a number no smaller than `m`, which "
+        "no value satisfies, so the theorem is vacuous; a congruence is written "
+        "`e % m = c % m` or `e ≡ c [MOD m]`."
+    )
+    return Detected(message, token_span(tokens, "formal", start, start))
 
 
 def _finding(tokens: Tokens, name: str, interval: Interval) -> Detected:

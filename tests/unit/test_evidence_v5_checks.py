@@ -197,6 +197,23 @@ def test_contradictory_hypotheses_fires_on_empty_bounds(formal: str, span: str) 
 
 
 @pytest.mark.parametrize(
+    ("formal", "span"),
+    [
+        # miniF2F mathd_numbertheory_247 before its fix wrote 3n ≡ 2 (mod 11) so.
+        ("theorem t (n : ℕ) (h₀ : (3 * n) % 2 = 11) : n % 11 = 8 := by sorry", "("),
+        ("theorem t (n : ℤ) (h₀ : 5 = n % 5) : False := by sorry", "5"),
+        ("theorem t (n : ℕ) (h₀ : 0 < n ∧ n % 7 = 7) : False := by sorry", "n"),
+    ],
+)
+def test_contradictory_hypotheses_fires_on_a_remainder_past_its_modulus(
+    formal: str, span: str
+) -> None:
+    (finding,) = findings("contradictory_hypotheses", formal)
+    assert spanned(formal, finding) == span
+    assert "vacuous" in finding.message
+
+
+@pytest.mark.parametrize(
     "formal",
     [
         "theorem t (x : ℝ) (h₀ : 0 < x ∧ x < 1) : x < 2 := by sorry",
@@ -208,6 +225,11 @@ def test_contradictory_hypotheses_fires_on_empty_bounds(formal: str, span: str) 
         "theorem t (x : ℝ) (h₀ : ∀ y, 0 < y) (h₁ : x < 0) : False := by sorry",
         "theorem t (x y : ℝ) (h₀ : 0 < x + y) (h₁ : x + y < 0) : False := by sorry",
         "theorem t (x : ℕ → ℝ) (h₀ : 0 < x 1) (h₁ : x 2 < 0) : False := by sorry",
+        "theorem t (n : ℕ) (h₀ : (3 * n) % 11 = 2) : n % 11 = 8 := by sorry",  # below m
+        "theorem t (n : ℕ) (h₀ : n % 0 = 5) : False := by sorry",  # `n % 0 = n`
+        "theorem t (n m : ℕ) (h₀ : n % m = 11) : False := by sorry",  # m unknown
+        "theorem t (n : ℕ) : n % 2 = 11 → False := by sorry",  # the conclusion
+        "theorem t (n : ℕ) (h₀ : n % 2 + 9 = 11) : False := by sorry",
     ],
 )
 def test_contradictory_hypotheses_is_silent_on_near_misses(formal: str) -> None:
