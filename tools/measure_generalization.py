@@ -155,6 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     unlabelled = unlabelled_firings(checks)
     print_per_check(checks, by_source, unlabelled)
     print_held_out(checks, rows, by_source)
+    print_removed(args.fixes, checks, rows)
     if args.list:
         for row in rows:
             if args.list in row.fired:
@@ -175,6 +176,36 @@ def print_per_check(
             hit, bad, alarms, good = counts(by_source[source], check.code)
             cells.append(f"{hit}/{bad} · {alarms}/{good}")
         print(f"| `{check.code}` | " + " | ".join(cells) + f" | {len(unlabelled[check.code])} |")
+
+
+def removed_by_fix(fixes: Path, source: str, checks: tuple[Check, ...]) -> tuple[int, int]:
+    """(mined fixes of `source` where a check fires before the fix and not after it, all
+    mined fixes of `source`): the findings the fix itself took away."""
+    removed = total = 0
+    for line in fixes.open(encoding="utf-8") if fixes.exists() else []:
+        raw = json.loads(line)
+        if raw["source"] != source:
+            continue
+        total += 1
+        before = Pair(raw["informal"], raw["before"], raw["header_before"])
+        after = Pair(raw["informal"], raw["after"], raw["header_after"])
+        removed += any(check(before) and not check(after) for check in checks)
+    return removed, total
+
+
+def print_removed(fixes: Path, checks: tuple[Check, ...], rows: list[Row]) -> None:
+    print("\nFixes that took a finding away: mined fixes where a check fires before, not after\n")
+    print("| source | today (evidence-4, all) | evidence-5, all | evidence-5, kept |")
+    print("|---|---:|---:|---:|")
+    today = tuple(check for check in checks if check.code in EVIDENCE_4)
+    for source in SOURCES:
+        others = [row for row in rows if row.source != source]
+        chosen = set(kept(others, [check.code for check in checks]))
+        cells = [
+            removed_by_fix(fixes, source, subset)
+            for subset in (today, checks, tuple(c for c in checks if c.code in chosen))
+        ]
+        print(f"| {source} | " + " | ".join(f"{hit}/{total}" for hit, total in cells) + " |")
 
 
 def print_held_out(
