@@ -29,7 +29,9 @@ _NAME = r"[A-Za-z](?:_\{?[0-9A-Za-z]\}?|'|[0-9])?"
 # A trailing relation is allowed (`$x \\neq 1$`): the names still come first.
 _RELATION = r"(?:\\neq?|\\geq?|\\leq?|[<>≠≤≥])[^$]{0,20}"
 _NAMES = rf"\$\s*{_NAME}(?:\s*,\s*{_NAME}){{0,6}}\s*(?:{_RELATION})?\$"
-_NAME_LIST = rf"{_NAMES}(?:\s*(?:,|,?\s*and)\s*{_NAMES}){{0,6}}"
+# Atomic: once the names are read they are not read again shorter, so a run of `$x$ and`
+# with no verb after it costs one pass, not one per way of splitting it.
+_NAME_LIST = rf"(?>{_NAMES}(?:\s*(?:,|,?\s*and)\s*{_NAMES}){{0,6}})"
 _ADJECTIVES = (
     r"(?:(?:positive|negative|nonnegative|non-negative|nonzero|non-zero|distinct|odd|even|"
     r"natural|arbitrary|given|fixed|two|three|four|some|all|any|a|an|the)\s+){0,4}"
