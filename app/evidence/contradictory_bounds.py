@@ -74,11 +74,18 @@ def find_contradictory_hypotheses(pair: Pair) -> list[Detected]:
                 if _remainder_too_large(tokens.texts[start:stop]):
                     return [_remainder_finding(tokens, start)]
                 _read_bound(tokens, start, stop, bounds)
-    types = declared_types(tokens) if bounds else {}
+    # Empty over the reals means empty over ℕ/ℤ too: the statement's types (a pass over
+    # all of it) are read only for bounds that leave no whole number but some real one.
+    whole_only = []
     for name, interval in bounds.items():
-        whole = bool(types.get(name)) and all(t in _WHOLE for t in types[name])
-        if interval.empty(whole):
+        if interval.empty(whole=False):
             return [_finding(tokens, name, interval)]
+        if interval.empty(whole=True):
+            whole_only.append(name)
+    types = declared_types(tokens) if whole_only else {}
+    for name in whole_only:
+        if types.get(name) and all(t in _WHOLE for t in types[name]):
+            return [_finding(tokens, name, bounds[name])]
     return []
 
 

@@ -43,8 +43,10 @@ _NAMES_THEN_KIND = re.compile(
     re.IGNORECASE,
 )
 # `real numbers $a$ and $b$`, `for integers $m, n$`.
+# It starts at the kind word (a leading run of adjectives would be tried at every
+# character); the qualifiers before it are read from `_BOUND_WINDOW` characters back.
 _KIND_THEN_NAMES = re.compile(
-    rf"({_ADJECTIVES}){_KIND}s?(?:\s+numbers?)?\s+(?:such\s+that\s+)?({_NAME_LIST})",
+    rf"\b{_KIND}s?(?:\s+numbers?)?\s+(?:such\s+that\s+)?({_NAME_LIST})",
     re.IGNORECASE,
 )
 # `$x \in \mathbb{R}$`, `$a, b \in \mathbb Z$`, `$x ∈ ℝ$`.
@@ -88,7 +90,7 @@ _NAME_LIST_IN_MATH = re.compile(rf"\s*{_NAME}(?:\s*,\s*{_NAME}){{0,6}}")
 _SET = r"\\mathbb\s?\{?\s?([NZQRC])\s?\}?(\^\s?\{?\s?\+\s?\}?)?"
 _FUNCTION = re.compile(rf"\$\s?({_NAME})\s?:\s?{_SET}\s?(?:\\to|\\rightarrow|→)\s?{_SET}\s?\$")
 _COLON = frozenset([":"])
-_SPACES = re.compile(r"\s+")
+_KIND_WORDS = ("real", "integer", "rational", "complex")
 
 
 def find_narrower_number_type(pair: Pair) -> list[Detected]:
@@ -121,22 +123,42 @@ def informal_types(informal: str) -> dict[str, TypeText]:
     said: dict[str, set[TypeText]] = {}
     # One space for every run: the patterns' `\\s*` then match one character at most,
     # so no run of spaces can make them try many splits.
-    for name, kind in _declarations(_SPACES.sub(" ", informal)):
+    for name, kind in _declarations(" ".join(informal.split())):
         said.setdefault(name, set()).add(kind)
     return {name: kinds.pop() for name, kinds in said.items() if len(kinds) == 1}
 
 
 def _declarations(informal: str) -> Iterator[tuple[str, TypeText]]:
+    """Every (name, type) the text declares. Each pattern runs only where a plain substring
+    search finds what it cannot match without, which most texts lack."""
+    if "$" not in informal:
+        return
+    lowered = informal.lower()
+    if any(word in lowered for word in _KIND_WORDS):
+        yield from _spoken_declarations(informal)
+    if "\\in" in informal or "∈" in informal:
+        yield from _memberships(informal)
+    if "\\to" in informal or "\\rightarrow" in informal or "→" in informal:
+        yield from _functions(informal)
+
+
+def _spoken_declarations(informal: str) -> Iterator[tuple[str, TypeText]]:
     for match in _NAMES_THEN_KIND.finditer(informal):
         after = informal[match.end() : match.end() + _BOUND_WINDOW]
         yield from _typed(match.group(1), match.group(1) + match.group(2) + after, match.group(3))
     for match in _KIND_THEN_NAMES.finditer(informal):
-        after = informal[match.end() : match.end() + _BOUND_WINDOW]
-        yield from _typed(match.group(3), match.group(1) + match.group(3) + after, match.group(2))
+        around = informal[max(0, match.start() - _BOUND_WINDOW) : match.end() + _BOUND_WINDOW]
+        yield from _typed(match.group(2), around, match.group(1))
+
+
+def _memberships(informal: str) -> Iterator[tuple[str, TypeText]]:
     for match in _MEMBER_OF.finditer(informal):
         kind = _BLACKBOARD[match.group(2) or match.group(3)]
         for name in match.group(1).split(","):
             yield _lean_name(name.strip()), (kind,)
+
+
+def _functions(informal: str) -> Iterator[tuple[str, TypeText]]:
     for match in _FUNCTION.finditer(informal):
         domain = _set_type(match.group(2), match.group(3))
         codomain = _set_type(match.group(4), match.group(5))
