@@ -8,7 +8,7 @@ one row: the statement before (`label: mismatch`, what the fix repaired) and aft
 whitespace do not count as a change, nor do `∑ x in` → `∑ x ∈` and `λ` → `fun`.
 
 The mirrors are bare git directories (the `fetch` tool puts them under /work/.mirror);
-nothing they hold is copied into the project. Usage:
+nothing they hold is copied into the project (the commit list holds hashes only). Usage:
 
     python tools/mine_fix_history.py --mirrors /work/.mirror \
         --out /work/wt/evidence-data/fixes.jsonl
@@ -182,12 +182,13 @@ def informal_by_name(directory: Path) -> dict[tuple[str, str], str]:
     return found
 
 
-def read_commits(path: Path) -> list[tuple[str, str, str]]:
+def read_commits(path: Path) -> list[tuple[str, str]]:
+    """(source, commit) of every line that is not a comment."""
     rows = []
     for line in path.read_text(encoding="utf-8").splitlines():
         if line.strip() and not line.startswith("#"):
-            source, commit, subject = ([*line.split("\t"), "", ""])[:3]
-            rows.append((source, commit, subject))
+            source, commit = line.split("\t")[:2]
+            rows.append((source, commit))
     return rows
 
 
@@ -214,8 +215,9 @@ def main(argv: list[str] | None = None) -> int:
     seen: set[tuple[str, str]] = set()
     informal = informal_by_name(args.informal)
     with args.out.open("w", encoding="utf-8") as out:
-        for source, commit, subject in read_commits(args.commits):
+        for source, commit in read_commits(args.commits):
             mirror = args.mirrors / SOURCES[source][0] / "repo"
+            subject = git(mirror, "log", "-1", "--format=%s", commit).strip()
             for row in rows_of(source, mirror, commit, subject):
                 key = (normalized(row["before"]), normalized(row["after"]))
                 if key in seen:  # the same fix applied to Test and Valid copies
