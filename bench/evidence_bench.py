@@ -160,8 +160,19 @@ SHAPES: dict[str, Shape] = {
     "ℕ subtraction": repeated("theorem t (a b : ℕ) : ", lambda i: "a - b - ", "a = 0"),
     "ℕ clauses": repeated("theorem t (a b : ℕ) : ", lambda i: "a - b = 0 ∧ b ≤ a ∧ "),
     "f applied - f": repeated("theorem t (f : ℕ → ℕ) : ", lambda i: "f (a) - f b - ", "0 = 1"),
+    # The evidence-5 checks' own shapes (the informal text below names `x`, `f` and a sum).
+    "bounds": repeated("theorem t (x : ℝ) ", lambda i: f"(h{i} : 0 < x ∧ x < {i}) ", ": x = 0"),
+    "chained bounds": repeated("theorem t (x : ℝ) (h : ", lambda i: f"{i} < x ≤ {i} ∧ "),
+    "ranges": repeated("theorem t (n : ℕ) : ", lambda i: "∑ k ∈ Finset.range n, k + ", "0 = 1"),
+    "Ico ranges": repeated("theorem t : ", lambda i: "∑ k ∈ Finset.Ico 1 (n), (k) + ", "0"),
+    "typed ℕ": repeated("theorem t ", lambda i: f"(x f : ℕ) (f : ℕ → ℕ) (x{i} : ℕ) ", ": 1"),
+    "declared in text": repeated("", lambda i: f"Let $x_{i % 10}$, $y$ and $z$ be real numbers. "),
+    "$ runs": repeated("", lambda i: "$x$ and ", "be real"),
 }
-SUBTRACTION = "Show that a - b is at most 3: the square root, the log, the area, x/y."
+SUBTRACTION = (
+    "Show that a - b is at most 3: the square root, the log, the area, x/y. Let $x$ be a "
+    "real number, $f: \\mathbb{R} \\to \\mathbb{R}$ and $\\sum_{k=1}^{n} k$."
+)
 
 
 def cold(pair: Pair) -> None:

@@ -37,6 +37,9 @@ WHY_NAMES_CLASS: dict[str, str] = {
     "infinite_cardinality": r"ncard|Nat\.card|infinite set",
     "junk_value": r"junk value|0/0|log 0",
     "truncating_subtraction": r"truncated subtraction|ℕ subtraction",
+    "narrower_number_type": r"typed ℕ.*(real|integer)|over (positive )?reals",
+    "range_offset": r"Finset\.range|off by one|last term",
+    "contradictory_hypotheses": r"vacuous|contradictory",
 }
 
 

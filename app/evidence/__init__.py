@@ -19,6 +19,7 @@ from app.evidence.big_operators import find_big_operator_scope
 from app.evidence.binder_default import find_binder_default
 from app.evidence.check import Check, Detector
 from app.evidence.contract_text import find_contract_text
+from app.evidence.contradictory_bounds import find_contradictory_hypotheses
 from app.evidence.counted_set import find_counted_set
 from app.evidence.finding import Detected, Finding, Span
 from app.evidence.free_variables import find_auto_bound
@@ -27,11 +28,13 @@ from app.evidence.infinite_cardinality import find_infinite_cardinality
 from app.evidence.junk_value import find_junk_value
 from app.evidence.measure_dimension import find_measure_dimension
 from app.evidence.nat_division import find_truncating_division
+from app.evidence.number_type import find_narrower_number_type
+from app.evidence.range_offset import find_range_offset
 from app.evidence.shadowed_binder import find_shadowed_binder
 from app.evidence.truncating_subtraction import find_truncating_subtraction
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-4"
+EVIDENCE_VERSION = "evidence-5"
 CHECK_FAILED = "check_failed"
 
 CONTRACT_TEXT_IN_INPUT = Check(
@@ -109,6 +112,24 @@ TRUNCATING_SUBTRACTION = Check(
     "`a - b` of ℕ variables no hypothesis orders, where the difference can be negative",
     find_truncating_subtraction,
 )
+NARROWER_NUMBER_TYPE = Check(
+    "narrower_number_type",
+    Severity.REVIEW,
+    "a variable typed `ℕ`/`ℤ` where the informal text says it is an integer or a real",
+    find_narrower_number_type,
+)
+RANGE_OFFSET = Check(
+    "range_offset",
+    Severity.REVIEW,
+    "`∑ k ∈ Finset.range n` where the informal sum runs to `n`: the last term is missing",
+    find_range_offset,
+)
+CONTRADICTORY_HYPOTHESES = Check(
+    "contradictory_hypotheses",
+    Severity.REVIEW,
+    "hypotheses bound a variable by numbers no value satisfies, so the theorem is vacuous",
+    find_contradictory_hypotheses,
+)
 
 CHECKS: tuple[Check, ...] = (
     CONTRACT_TEXT_IN_INPUT,
@@ -123,6 +144,9 @@ CHECKS: tuple[Check, ...] = (
     INFINITE_CARDINALITY,
     JUNK_VALUE,
     TRUNCATING_SUBTRACTION,
+    NARROWER_NUMBER_TYPE,
+    RANGE_OFFSET,
+    CONTRADICTORY_HYPOTHESES,
 )
 
 

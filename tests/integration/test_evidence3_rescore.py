@@ -92,7 +92,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
         session_factory, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0
     )
     diff = run.diff
-    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-4"
+    assert diff.evidence_version == EVIDENCE_VERSION
     assert dict(diff.transitions) == {"passed -> flagged": 1, "passed -> needs_review": 1}
     assert sorted(diff.changed_ids) == sorted([ids["default"], ids["distance"]])
     assert diff.unversioned == 0
@@ -106,7 +106,7 @@ async def test_applying_stores_the_new_findings_with_their_spans(
     await rescore(session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
 
     default = await stored(session_factory, ids["default"])
-    assert (default.outcome, default.evidence_version) == ("flagged", "evidence-4")
+    assert (default.outcome, default.evidence_version) == ("flagged", EVIDENCE_VERSION)
     assert "evidence_flag:binder_default" in default.reasons
     (finding,) = default.evidence
     assert finding["code"] == "binder_default" and finding["severity"] == "flag"

@@ -35,6 +35,9 @@ def test_checks_have_unique_codes_in_a_fixed_order() -> None:
         "infinite_cardinality",
         "junk_value",
         "truncating_subtraction",
+        "narrower_number_type",
+        "range_offset",
+        "contradictory_hypotheses",
     ]
 
 
