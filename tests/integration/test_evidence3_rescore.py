@@ -11,15 +11,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.contract import parse_reply
 from app.evidence import EVIDENCE_VERSION
-from app.models import Screening
-from app.policy import POLICY_VERSION
-from app.repositories import pairs, reviews, screenings
 from app.repositories.rescores import Scope
-from app.repositories.reviews import ReviewRecord
-from app.rescore.service import rescore
 from app.vocabulary import Pair
+from tests.support.rescoring import applied, dry_run, stored, stored_screening
 from tests.support.scripted_openai import contract_reply
 
 FAITHFUL = contract_reply("FAITHFUL")
@@ -41,27 +36,11 @@ OLD_FINDING = {
 async def stored_under_evidence_2(
     session: AsyncSession, name: str, pair: Pair, outcome: str, reasons: list[str]
 ) -> str:
-    row = await pairs.get_or_create(session, pair)
-    screening = await screenings.add(
-        session, pair_id=row.id, external_id=name, batch_id=None, confirmations=0
-    )
     evidence = [OLD_FINDING] if name == "old" else []
-    await screenings.record_outcome(
-        session, screening.id, outcome=outcome, reasons=reasons, evidence=evidence,
-        policy_version=POLICY_VERSION, evidence_version="evidence-2",
+    return await stored_screening(
+        session, pair, name, (FAITHFUL, FAITHFUL), outcome=outcome, reasons=reasons,
+        evidence=evidence, evidence_version="evidence-2",
     )  # fmt: skip
-    reading = parse_reply(FAITHFUL)
-    for role in ("translator", "judge"):
-        await reviews.add(
-            session,
-            ReviewRecord(
-                screening_id=screening.id, role=role, attempt=1, purpose="review",
-                raw_response=FAITHFUL, finish_reason="stop", verdict=reading.verdict.value,
-                parse_status=reading.parse_status.value, parser_version=reading.parser_version,
-                back_translation=reading.back_translation, issues=reading.issues,
-            ),
-        )  # fmt: skip
-    return screening.id
 
 
 async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
@@ -77,20 +56,11 @@ async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, s
     return ids
 
 
-async def stored(session_factory: async_sessionmaker[AsyncSession], screening_id: str) -> Screening:
-    async with session_factory() as session:
-        screening = await session.get(Screening, screening_id)
-        assert screening is not None
-        return screening
-
-
 async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     ids = await seed(session_factory)
-    run = await rescore(
-        session_factory, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0
-    )
+    run = await dry_run(session_factory, Scope())
     diff = run.diff
     assert diff.evidence_version == EVIDENCE_VERSION
     assert dict(diff.transitions) == {"passed -> flagged": 1, "passed -> needs_review": 1}
@@ -103,7 +73,7 @@ async def test_applying_stores_the_new_findings_with_their_spans(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     ids = await seed(session_factory)
-    await rescore(session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
+    await applied(session_factory)
 
     default = await stored(session_factory, ids["default"])
     assert (default.outcome, default.evidence_version) == ("flagged", EVIDENCE_VERSION)

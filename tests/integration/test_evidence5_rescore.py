@@ -11,15 +11,10 @@ from __future__ import annotations
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.contract import parse_reply
 from app.evidence import EVIDENCE_VERSION
-from app.models import Screening
-from app.policy import POLICY_VERSION
-from app.repositories import pairs, reviews, screenings
 from app.repositories.rescores import Scope
-from app.repositories.reviews import ReviewRecord
-from app.rescore.service import rescore
 from app.vocabulary import Pair
+from tests.support.rescoring import applied, dry_run, stored, stored_screening
 from tests.support.scripted_openai import contract_reply
 
 FAITHFUL = contract_reply("FAITHFUL")
@@ -47,50 +42,23 @@ NEW_CODES = {
 }
 
 
-async def stored_under_evidence_4(session: AsyncSession, name: str, pair: Pair) -> str:
-    row = await pairs.get_or_create(session, pair)
-    screening = await screenings.add(
-        session, pair_id=row.id, external_id=name, batch_id=None, confirmations=0
-    )
-    await screenings.record_outcome(
-        session, screening.id, outcome="passed", reasons=[], evidence=[],
-        policy_version=POLICY_VERSION, evidence_version="evidence-4",
-    )  # fmt: skip
-    reading = parse_reply(FAITHFUL)
-    for role in ("translator", "judge"):
-        await reviews.add(
-            session,
-            ReviewRecord(
-                screening_id=screening.id, role=role, attempt=1, purpose="review",
-                raw_response=FAITHFUL, finish_reason="stop", verdict=reading.verdict.value,
-                parse_status=reading.parse_status.value, parser_version=reading.parser_version,
-                back_translation=reading.back_translation, issues=reading.issues,
-            ),
-        )  # fmt: skip
-    return screening.id
-
-
 async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
     async with session_factory() as session:
-        ids = {name: await stored_under_evidence_4(session, name, p) for name, p in CASES.items()}
+        ids = {
+            name: await stored_screening(
+                session, pair, name, (FAITHFUL, FAITHFUL), evidence_version="evidence-4"
+            )
+            for name, pair in CASES.items()
+        }
         await session.commit()
     return ids
-
-
-async def stored(session_factory: async_sessionmaker[AsyncSession], screening_id: str) -> Screening:
-    async with session_factory() as session:
-        screening = await session.get(Screening, screening_id)
-        assert screening is not None
-        return screening
 
 
 async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     ids = await seed(session_factory)
-    run = await rescore(
-        session_factory, Scope(), apply=False, actor="t", format_retries=2, audit_rate=0
-    )
+    run = await dry_run(session_factory, Scope())
     diff = run.diff
     assert diff.evidence_version == EVIDENCE_VERSION == "evidence-5"
     assert dict(diff.transitions) == {"passed -> needs_review": 3}
@@ -102,7 +70,7 @@ async def test_applying_stores_each_new_finding_with_its_span(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     ids = await seed(session_factory)
-    await rescore(session_factory, Scope(), apply=True, actor="t", format_retries=2, audit_rate=0)
+    await applied(session_factory)
     spans = {"narrower": "x", "range": "Finset.range n", "vacuous": "0"}
     for name, code in NEW_CODES.items():
         screening = await stored(session_factory, ids[name])

@@ -35,17 +35,18 @@ from app.evidence import EVIDENCE_VERSION
 from app.models import QueueItem, ReadingRow, Rescore, Review, RulingRow, Screening
 from app.policy import POLICY_VERSION
 from app.reports.service import summary_report
-from app.repositories import batches, pairs, queue_items, reviews, screenings
+from app.repositories import batches, queue_items
 from app.repositories.queue_items import NewQueueItem
 from app.repositories.reports import ReportFilters
 from app.repositories.rescores import Scope
-from app.repositories.reviews import ReviewRecord
 from app.rescore import service
-from app.rescore.replay import CURRENT_PARSER, Parser
+from app.rescore.replay import Parser, Reader
 from app.rescore.service import RescoreRun, rescore
 from app.vocabulary import Pair, ParseStatus, Verdict
+from tests.support import rescoring
 from tests.support.batches import wait_batch_done
 from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
+from tests.support.rescoring import applied, dry_run
 from tests.support.scripted_openai import HttpError, Reply, contract_reply
 
 BATCH = "00000000-0000-4000-8000-0000000000c1"
@@ -72,24 +73,6 @@ def lenient_read(content: str | None, finish_reason: str | None) -> Reading:
     return Reading(Verdict.FAITHFUL, ParseStatus.OK, None, None, "lenient-0")
 
 
-async def dry_run(
-    session_factory: async_sessionmaker[AsyncSession], scope: Scope, parser: Parser | None = None
-) -> RescoreRun:
-    return await rescore(
-        session_factory, scope, apply=False, actor="t", format_retries=2, audit_rate=0.0,
-        parser=parser or CURRENT_PARSER,
-    )  # fmt: skip
-
-
-async def applied(
-    session_factory: async_sessionmaker[AsyncSession], scope: Scope | None = None, **options: Any
-) -> RescoreRun:
-    """`rescore` applied (to every screening unless `scope` says otherwise), with two format
-    retries and no audit sampling unless `options` say otherwise."""
-    settings: dict[str, Any] = {"format_retries": 2, "audit_rate": 0.0} | options
-    return await rescore(session_factory, scope or Scope(), apply=True, actor="t", **settings)
-
-
 def unreadable_read(content: str | None, finish_reason: str | None) -> Reading:
     """An old parser that could read nothing."""
     return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "blind-0")
@@ -103,36 +86,19 @@ def pair(n: int) -> Pair:
 async def stored_screening(
     session: AsyncSession,
     n: int,
-    replies: tuple[str, str] | None,
+    replies: tuple[str, ...] | None,
     *,
     batch_id: str | None = BATCH,
     outcome: str = "passed",
     reasons: tuple[str, ...] = (),
-    read: Any = naive_read,
+    read: Reader = naive_read,
     label: str | None = None,
 ) -> str:
     """A finished screening whose reviews were read by `read` (the old parser by default)."""
-    row = await pairs.get_or_create(session, pair(n))
-    screening = await screenings.add(
-        session, pair_id=row.id, external_id=f"x{n}", batch_id=batch_id, confirmations=0,
-        label=label,
+    return await rescoring.stored_screening(
+        session, pair(n), f"x{n}", replies or (), read=read, batch_id=batch_id, outcome=outcome,
+        reasons=reasons, label=label,
     )  # fmt: skip
-    await screenings.record_outcome(
-        session, screening.id, outcome=outcome, reasons=list(reasons), evidence=[],
-        policy_version=POLICY_VERSION, evidence_version=EVIDENCE_VERSION,
-    )  # fmt: skip
-    for role, reply in zip(("translator", "judge"), replies or (), strict=False):
-        reading = read(reply, "stop")
-        await reviews.add(
-            session,
-            ReviewRecord(
-                screening_id=screening.id, role=role, attempt=1, purpose="review",
-                raw_response=reply, finish_reason="stop", verdict=reading.verdict.value,
-                parse_status=reading.parse_status.value, parser_version=reading.parser_version,
-                back_translation=reading.back_translation, issues=reading.issues,
-            ),
-        )  # fmt: skip
-    return screening.id
 
 
 async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
