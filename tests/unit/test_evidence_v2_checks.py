@@ -5,22 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.evidence import CHECKS, Finding
-from app.vocabulary import Pair, Severity
-
-BY_CODE = {check.code: check for check in CHECKS}
-
-
-def findings(code: str, formal: str, informal: str = "") -> list[Finding]:
-    return BY_CODE[code](Pair(informal, formal))
-
-
-def spanned(formal: str, finding: Finding) -> str:
-    """The characters a finding's span covers, read the way the review page reads them."""
-    assert finding.field == "formal" and finding.line is not None
-    assert finding.column is not None and finding.end_column is not None
-    return formal.split("\n")[finding.line - 1][finding.column : finding.end_column]
-
+from app.vocabulary import Severity
+from tests.support.evidence_checks import findings, spanned
 
 # --- binder_default -------------------------------------------------------------------
 

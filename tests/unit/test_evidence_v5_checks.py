@@ -6,21 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from app.evidence import CHECKS, Finding, run_checks
+from app.evidence import run_checks
 from app.vocabulary import Pair, Severity
-
-BY_CODE = {check.code: check for check in CHECKS}
-
-
-def findings(code: str, formal: str, informal: str = "") -> list[Finding]:
-    return BY_CODE[code](Pair(informal, formal))
-
-
-def spanned(formal: str, finding: Finding) -> str:
-    assert finding.field == "formal" and finding.line is not None
-    assert finding.column is not None and finding.end_column is not None
-    return formal.split("\n")[finding.line - 1][finding.column : finding.end_column]
-
+from tests.support.evidence_checks import findings, spanned
 
 # --- narrower_number_type -------------------------------------------------------------
 
