@@ -155,14 +155,19 @@ def test_a_whole_item_by_keys_only_and_every_page_without_serious_axe_violations
         "stats": "/review/stats",
         "error": "/review/stats?since=soon",
     }
+    calibration = written_page(tmp_path).as_uri()
     found = {}
-    for name, path in pages.items():
-        page.goto(f"{site.base_url}{path}")
-        page.wait_for_selector("h1")
-        found[name] = serious_violations(page)
-    assert page.locator("#blind-notice").count() == 0  # the last was the error page
-    page.goto(written_page(tmp_path).as_uri())
-    found["calibration"] = serious_violations(page)
+    for width in (1400, 800):  # contrast and layout at both widths; a screenshot of each
+        page.set_viewport_size({"width": width, "height": 1000})
+        for name, path in pages.items():
+            page.goto(f"{site.base_url}{path}")
+            page.wait_for_selector("h1")
+            found[f"{name}-{width}"] = serious_violations(page)
+            shoot(page, shots, f"axe-{name}")
+        page.goto(calibration)
+        found[f"calibration-{width}"] = serious_violations(page)
+        shoot(page, shots, "axe-calibration")
+    assert page.locator("#comparison").count() == 1  # the calibration page was read
     assert all(v == [] for v in found.values()), json.dumps(found, indent=1)
 
     # The check can fail: an unlabelled text box is a critical violation to axe.
