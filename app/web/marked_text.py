@@ -3,9 +3,10 @@
 Findings point at `line` (1-based, lines end at LF) and the code-point columns
 `[column, end_column)` of one field of the pair (app/evidence/finding.Span). The text is
 written back exactly (escaped), with `<mark>` around each marked stretch, so what a
-person copies from the page is the statement itself; line numbers live in a gutter of
-their own for the same reason. A span past its line's end is cut at it; one on a line the
-text does not have, or of no width, marks nothing (the finding is still listed).
+person copies from the page is the statement itself; line numbers are drawn by the page
+from each line's `data-line` (never part of the text) for the same reason. A span past
+its line's end is cut at it; one on a line the text does not have, or of no width, marks
+nothing (the finding is still listed).
 """
 
 from __future__ import annotations
@@ -35,13 +36,21 @@ class Mark:
     css: str
 
 
-def line_count(text: str) -> int:
-    return text.count("\n") + 1
+def numbered(text: str, marks: Sequence[Mark]) -> Markup:
+    """As `marked`, each line in a `<span class="ln" data-line="N">`: the page numbers
+    lines from it and soft-wraps a long one under a hanging indent, so the number stays
+    the source's line; the newlines between the spans are the text's own."""
+    shown = marked(text, marks).split("\n")
+    return Markup("\n").join(
+        Markup(f'<span class="ln" data-line="{number}"{_indent(source)}>{line}</span>')
+        for number, (source, line) in enumerate(zip(text.split("\n"), shown, strict=True), 1)
+    )
 
 
-def gutter(text: str) -> str:
-    """The line numbers, one a line."""
-    return "\n".join(str(number) for number in range(1, line_count(text) + 1))
+def _indent(line: str) -> str:
+    """The line's own indent, so its continuation rows hang under its text, not its margin."""
+    width = len(line) - len(line.lstrip(" "))
+    return f' style="--in: {width}ch"' if width else ""
 
 
 def marked(text: str, marks: Sequence[Mark]) -> Markup:

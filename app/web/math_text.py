@@ -22,7 +22,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from latex2mathml.converter import convert
+from latex2mathml.symbols_parser import convert_symbol
 from markupsafe import Markup, escape
+
+from app.web.tex_layout import Formula, layout
 
 
 def _escaped(text: str) -> str:
@@ -72,6 +75,8 @@ class Rendered:
 
     html: Markup
     converted: int
+    # How many text-mode commands (lists, emphasis, breaks) were laid out as HTML.
+    formatted: int
 
 
 def parts(text: str) -> list[Part]:
@@ -125,20 +130,86 @@ def _closing(text: str, closer: str, start: int) -> int:
 
 
 def render(text: str) -> Rendered:
-    """The statement as HTML: plain text escaped, TeX as MathML where it can be trusted."""
-    pieces: list[str] = []
+    """The statement as HTML: plain text escaped, TeX as MathML where it can be trusted,
+    and the common text-mode commands laid out (app/web/tex_layout.py)."""
+    pieces: list[str | Formula] = []
     converted = tried = 0
     for part in parts(text):
         mathml = None
         if part.tex and tried < MAX_PARTS:
             tried += 1
             mathml = _mathml(part)
-        if mathml is None:
-            pieces.append(_escaped(part.source if part.tex else part.text))
-            continue
-        converted += 1
-        pieces.append(f'<span class="tex" title="{_escaped(part.source)}">{mathml}</span>')
-    return Rendered(Markup("".join(pieces)), converted)
+        if not part.tex:
+            pieces.append(part.text)
+        elif mathml is None:
+            # Shown as written: the text-mode layout never reads inside it.
+            pieces.append(Formula(_escaped(part.source), part.source))
+        else:
+            converted += 1
+            span = f'<span class="tex" title="{_escaped(part.source)}">{mathml}</span>'
+            pieces.append(Formula(span, part.source))
+    laid = layout(pieces, latex=_is_latex(text, pieces))
+    if laid is None:
+        html = "".join(p.html if isinstance(p, Formula) else _escaped(p) for p in pieces)
+        return Rendered(Markup(html), converted, 0)
+    return Rendered(Markup(laid[0]), converted, laid[2])
+
+
+def plain_text(text: str) -> str:
+    """The statement as one would read it aloud from the rendered page, in plain text: the
+    text-mode commands laid out, each formula's TeX shortened to Unicode where a symbol
+    has one (for the queue's one-line preview)."""
+    pieces: list[str | Formula] = [
+        Formula("", tex_plain(part.text)) if part.tex else part.text for part in parts(text)
+    ]
+    laid = layout(pieces, latex=_is_latex(text, pieces))
+    return text if laid is None else laid[1]
+
+
+def _is_latex(text: str, pieces: list[str | Formula]) -> bool:
+    return "\\" in text or any(isinstance(piece, Formula) for piece in pieces)
+
+
+_FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_ROOT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
+_FONT = re.compile(
+    r"\\(?:mathbb|mathbf|mathrm|mathit|mathcal|mathsf|operatorname|text|textrm|textbf|textit)\s*\{([^{}]*)\}"
+)
+_COMMAND = re.compile(r"\\([a-zA-Z]+|.)")
+_DOUBLE_STRUCK = {"N": "ℕ", "Z": "ℤ", "Q": "ℚ", "R": "ℝ", "C": "ℂ"}
+_SPACING = frozenset("left right big Big bigg Bigg displaystyle , ; ! : quad qquad".split())  # noqa: SIM905
+
+
+def tex_plain(tex: str) -> str:
+    """A formula's TeX in plain text: `\\frac{a}{b}` as a/b, commands as the symbol
+    latex2mathml has for them, braces dropped. Lossy: for a preview, never for reading."""
+    previous = None
+    while previous != tex:  # innermost first, so nested fractions come out whole
+        previous = tex
+        tex = _FRACTION.sub(lambda m: f"{_grouped(m[1])}/{_grouped(m[2])}", tex)
+        tex = _ROOT.sub(lambda m: f"√{_grouped(m[1])}", tex)
+        tex = _FONT.sub(lambda m: _DOUBLE_STRUCK.get(m[1], m[1]) if "mathbb" in m[0] else m[1], tex)
+    # `\\{` is a brace the reader sees; a bare one only groups.
+    tex = tex.replace("\\{", "\ufff9").replace("\\}", "\ufffa")
+    tex = _COMMAND.sub(_command_plain, tex).replace("{", "").replace("}", "")
+    return " ".join(tex.replace("\ufff9", "{").replace("\ufffa", "}").split())
+
+
+def _grouped(text: str) -> str:
+    return text if len(text) <= 1 or text.isalnum() else f"({text})"
+
+
+def _command_plain(match: re.Match[str]) -> str:
+    name = match[1]
+    if name in _SPACING:
+        return " " if name in (",", ";", "quad", "qquad", ":") else ""
+    if not name.isalpha():
+        return name
+    try:
+        code = convert_symbol(f"\\{name}")
+    except Exception:
+        code = None
+    return chr(int(code, 16)) if code and re.fullmatch(r"[0-9A-Fa-f]{4,5}", code) else name
 
 
 def _mathml(part: Part) -> str | None:

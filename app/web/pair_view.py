@@ -12,7 +12,7 @@ from markupsafe import Markup
 
 from app.api.schemas import EvidenceOut, ReviewOut
 from app.vocabulary import Role
-from app.web.marked_text import Mark, gutter, marked
+from app.web.marked_text import Mark, marked, numbered
 from app.web.math_text import render
 
 FIELDS = ("informal", "formal", "header")
@@ -28,23 +28,24 @@ class Located:
     finding: EvidenceOut
     where: str | None
 
-
-@dataclass(frozen=True, slots=True)
-class Statement:
-    """One text of the pair, escaped, with its findings marked, and its line numbers."""
-
-    html: Markup
-    gutter: str
+    @property
+    def marked(self) -> bool:
+        """Whether the page marks its span (and can take the reader there)."""
+        found = self.finding
+        return found.field in FIELDS and found.line is not None and found.column is not None
 
 
 @dataclass(frozen=True, slots=True)
 class PairView:
     informal_math: Markup
-    # How many TeX parts became MathML: the raw-text toggle is offered only when some did.
-    math_parts: int
-    informal_raw: Statement
-    formal: Statement
-    header: Statement
+    # How many TeX parts became MathML, and text-mode commands HTML: the raw-text toggle
+    # is offered only when something was rendered.
+    rendered_parts: int
+    # The informal statement as written, its findings marked.
+    informal_raw: Markup
+    # The header and the Lean, one numbered span a line, their findings marked.
+    formal: Markup
+    header: Markup
     evidence: list[Located]
 
 
@@ -54,16 +55,12 @@ def pair_view(informal: str, formal: str, header: str, evidence: Sequence[Eviden
     math = render(informal)
     return PairView(
         informal_math=math.html,
-        math_parts=math.converted,
-        informal_raw=_statement(informal, marks["informal"]),
-        formal=_statement(formal, marks["formal"]),
-        header=_statement(header, marks["header"]),
+        rendered_parts=math.converted + math.formatted,
+        informal_raw=marked(informal, marks["informal"]),
+        formal=numbered(formal, marks["formal"]),
+        header=numbered(header, marks["header"]),
         evidence=located,
     )
-
-
-def _statement(text: str, marks: list[Mark]) -> Statement:
-    return Statement(marked(text, marks), gutter(text))
 
 
 def _where(finding: EvidenceOut) -> str | None:

@@ -18,6 +18,7 @@ from app.api.queue_schemas import QueueItemSummary, QueuePageOut
 from app.policy import Reason
 from app.repositories import queue_page
 from app.vocabulary import QueueStatus
+from app.web.math_text import plain_text
 
 PREVIEW_CHARS = 160
 _SPACES = re.compile(r"\s+")
@@ -48,8 +49,9 @@ class Total:
 
 
 def one_line(text: str) -> str:
-    """The statement's start on one line, cut at PREVIEW_CHARS with an ellipsis."""
-    flat = _SPACES.sub(" ", text).strip()
+    """The statement's start on one line as plain text (its LaTeX laid out or shortened to
+    Unicode, app/web/math_text.plain_text), cut at PREVIEW_CHARS with an ellipsis."""
+    flat = _SPACES.sub(" ", plain_text(text)).strip()
     return flat if len(flat) <= PREVIEW_CHARS else flat[: PREVIEW_CHARS - 1].rstrip() + "…"
 
 

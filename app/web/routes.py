@@ -231,7 +231,8 @@ async def item_page(
         found = await service.get_item(session, reviewer.principal, item)
         detail = QueueItemOut.of_detail(found, viewer)
         next_id = await next_open_item(session, reviewer, item)
-    message = DONE_MESSAGES.get(request.query_params.get("done", ""))
+    done = request.query_params.get("done", "")
+    message = DONE_MESSAGES.get(done)
     context = item_context(
         detail,
         reviewer,
@@ -240,6 +241,8 @@ async def item_page(
         next_id=next_id,
         message=message,
     )
+    # What was just done, from the fixed list only: the page moves the keyboard's focus by it.
+    context["done"] = done if message else None
     return render(request, browser, "item.html", context)
 
 

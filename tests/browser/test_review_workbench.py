@@ -1,9 +1,11 @@
-"""The review workbench in headless Chromium at 1400x1000 and 800x1000: the informal
-statement and the Lean side by side from 1200px (stacked below, the decision right after
-the pair), TeX as MathML with a raw toggle, the Lean numbered and never soft-wrapped, a
-reply that could not be read shown open, and the queue list with its previews, batch
-names, totals and reason choice. Screenshots go to FAITHSCREEN_SHOTS (default: pytest's
-tmp dir) for a person to look at."""
+"""The review workbench in headless Chromium at 1400x1000 and 800x1000 (and the item page
+at 390 px): the informal statement and the Lean side by side and as tall from 1200px
+(stacked below, the decision right after the pair), TeX as MathML and text-mode LaTeX
+(lists, emphasis, breaks) as HTML with a raw toggle, the Lean numbered by source line and
+a long line soft-wrapped under a hanging indent (nothing clipped), a reply that could not
+be read shown open, evidence findings a button away from their span, and the queue list
+fitting the page with its previews as plain text, batch names, totals and reason choice.
+Screenshots go to FAITHSCREEN_SHOTS (default: pytest's tmp dir) for a person to look at."""
 
 from __future__ import annotations
 
@@ -22,10 +24,14 @@ pytestmark = [pytest.mark.browser, pytest.mark.e2e]
 
 WIDE = {"width": 1400, "height": 1000}
 NARROW = {"width": 800, "height": 1000}
+PHONE = {"width": 390, "height": 844}
 VIEWPORTS = [pytest.param(WIDE, id="1400"), pytest.param(NARROW, id="800")]
 TEX_INFORMAL = (
     "Show that $\\sum_{i=0}^{n} i = \\frac{n(n+1)}{2}$ for every natural number $n$, "
-    "and that \\[\\lfloor x / 2 \\rfloor \\le x\\] for all $x \\in \\mathbb{N}$."
+    "and that \\[\\lfloor x / 2 \\rfloor \\le x\\] for all $x \\in \\mathbb{N}$. "
+    "\\textbf{Prove} both:\n\\begin{enumerate}\n"
+    "\\item[(a)] the sum~formula, \\emph{without} induction;\\\\ then\n"
+    "\\item[(b)] the floor bound.\n\\end{enumerate}"
 )
 # Three lines, the second far wider than any box on the page.
 LONG_FORMAL = (
@@ -34,8 +40,21 @@ LONG_FORMAL = (
     "⌊(m : ℝ) / 2⌋ ≤ m ∧ (m : ℝ) ^ 2 ≤ (n : ℝ) ^ 2 + 2 * (n : ℝ) * (m : ℝ) + 1 := by\n"
     "  sorry"
 )
+LONG_ID = "putnam_1987_b4_" + "variant_with_a_very_long_identifier_" * 3
 BOX = "(s) => { const b = document.querySelector(s).getBoundingClientRect(); return [b.x, b.y, b.width, b.height]; }"  # noqa: E501
 SCROLLS = "(s) => { const e = document.querySelector(s); return [e.scrollWidth, e.clientWidth]; }"
+# Each source line's number, its height in rows, and where its first and last rows start.
+LEAN_LINES = """
+(s) => [...document.querySelectorAll(s + ' .ln')].map((line) => {
+  const range = document.createRange();
+  range.selectNodeContents(line);
+  const rows = [...range.getClientRects()].filter((r) => r.width > 0);
+  const height = parseFloat(getComputedStyle(line).lineHeight);
+  return [line.dataset.line, Math.round(line.getBoundingClientRect().height / height),
+          rows.length ? Math.round(rows[0].left) : 0,
+          rows.length ? Math.round(rows[rows.length - 1].left) : 0];
+})
+"""
 
 
 def shots_dir(fallback: Path) -> Path:
@@ -90,17 +109,32 @@ def test_the_workbench_lays_the_pair_out_for_the_width(
     assert back[0] == lean[0] and back[1] > box(page, "#lean-formal")[1]
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
 
-    # The Lean: exact text, one numbered row per line, the long line scrolled, not wrapped.
-    assert page.inner_text("#lean-formal") == LONG_FORMAL
-    assert page.inner_text(".code:not(.header) .gutter") == "1\n2\n3"
-    scroll_width, client_width = page.evaluate(SCROLLS, "#lean-formal")
-    assert scroll_width > client_width
-    source, numbers = box(page, "#lean-formal"), box(page, ".code:not(.header) .gutter")
-    assert abs(source[3] - numbers[3]) < 1  # the gutter is as tall as the code: no wrap
+    # The informal statement and the Lean are as tall, side by side.
+    if viewport is WIDE:
+        assert abs(informal[3] - lean[3]) < 1
 
-    # TeX as MathML, a toggle away from the raw text.
+    # The Lean: exact text, numbered by source line; the long line wraps under a hanging
+    # indent (its later rows start further right), so nothing is cut at the box's edge.
+    assert page.inner_text("#lean-formal") == LONG_FORMAL
+    scroll_width, client_width = page.evaluate(SCROLLS, "#lean-formal")
+    assert scroll_width <= client_width
+    lines = page.evaluate(LEAN_LINES, "#lean-formal")
+    assert [line[0] for line in lines] == ["1", "2", "3"]
+    assert lines[0][1] == 1 and lines[2][1] == 1
+    assert lines[1][1] >= 2 and lines[1][3] > lines[1][2]  # wrapped, hanging indent
+    wrap_mark = "getComputedStyle(document.querySelector('#lean-formal .ln')).backgroundImage"
+    assert page.evaluate(wrap_mark).startswith("linear-gradient")  # the continuation bar
+
+    # TeX as MathML and text-mode LaTeX as HTML, a toggle away from the raw text.
     assert page.locator("#informal math").count() == 4
     assert page.locator("#informal math[display=block]").count() == 1
+    assert page.locator("#informal ol > li").count() == 2
+    assert page.locator("#informal .item-label").all_inner_texts() == ["(a)", "(b)"]
+    assert page.inner_text("#informal strong") == "Prove"
+    assert page.inner_text("#informal em") == "without"
+    assert page.locator("#informal br").count() == 1
+    shown = page.inner_text("#informal")
+    assert "\\" not in shown and "~" not in shown and "sum\u00a0formula" in shown
     assert page.is_hidden("#informal-raw")
     page.click("#toggle-tex")
     assert page.is_visible("#informal-raw") and page.is_hidden("#informal")
@@ -109,12 +143,26 @@ def test_the_workbench_lays_the_pair_out_for_the_width(
     page.click("#toggle-tex")
     assert page.is_visible("#informal math")
 
+    # The back-translation folds away and opens again.
+    page.click("#back-translations summary")
+    assert not page.locator("#back-translations").evaluate("d => d.open")
+    page.click("#back-translations summary")
+    assert page.is_visible("#back-translations p.statement")
+
     # The unreadable reply is open; the readable one is not; each names model and prompt.
     reviews = page.locator(".review")
     assert reviews.count() == 2
     opened = [reviews.nth(i).locator("details").evaluate("d => d.open") for i in range(2)]
     assert opened == [False, True]  # translator said UNCLEAR (ok); the judge unreadable
     assert "prompt" in reviews.nth(1).locator(".versions").inner_text()
+
+    if viewport is NARROW:  # the item page on a phone: one column, nothing sideways
+        page.set_viewport_size(PHONE)
+        shoot(page, shots, "item-workbench")
+        assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+        assert (
+            page.evaluate(SCROLLS, "#lean-formal")[0] <= page.evaluate(SCROLLS, "#lean-formal")[1]
+        )
 
 
 def test_an_informal_statement_without_tex_offers_no_toggle(
@@ -134,7 +182,8 @@ def test_the_queue_lists_previews_batch_names_totals_and_a_reason_choice(
 ) -> None:
     page = browser_page
     page.set_viewport_size(viewport)
-    lone = site.seed("lone_pair", informal="A statement\nover two lines that is long " * 6)
+    informal = "A statement\nover $x \\in \\mathbb{N}$ two lines, \\emph{long} " * 6
+    lone = site.seed("lone_pair", informal=informal, external_id=LONG_ID)
     items = [pair_body(f"batched_{i}") for i in range(2)]
     with site.api(site.admin) as api:
         made = api.post("/v1/batches", json={"items": items, "name": "Putnam 2024 sample"})
@@ -149,10 +198,13 @@ def test_the_queue_lists_previews_batch_names_totals_and_a_reason_choice(
     rows = page.locator("#queue tbody tr")
     assert rows.count() == 3
     first = page.locator(f"#row-{lone}")
-    assert "lone_pair" in first.inner_text()
+    ext = first.locator("td.ext")
+    assert ext.get_attribute("title") == LONG_ID  # cut to its column, whole in the title
+    assert ext.evaluate("td => td.scrollWidth > td.clientWidth")
     assert "by root" in first.locator(".claimant").inner_text()
     preview = first.locator("td.preview")
-    assert "\n" not in preview.inner_text() and preview.inner_text().startswith("A statement over")
+    assert "\n" not in preview.inner_text()
+    assert preview.inner_text().startswith("A statement over x ∈ ℕ two lines, long A")
     assert preview.evaluate("td => td.scrollWidth > td.clientWidth")  # cut to one line
     batch_cells = page.locator("#queue td.batch").all_inner_texts()
     assert batch_cells == ["—", "Putnam 2024 sample", "Putnam 2024 sample"]
@@ -168,6 +220,11 @@ def test_the_queue_lists_previews_batch_names_totals_and_a_reason_choice(
         "resolved": "0",
     }
     assert page.evaluate("document.documentElement.scrollWidth") <= viewport["width"]
+    # Every column fits: the table is no wider than its box, the last header inside it.
+    table, holder = box(page, "#queue"), box(page, ".table-box")
+    assert table[0] + table[2] <= holder[0] + holder[2] + 1
+    last = "th.queued" if viewport is WIDE else "th.batch"
+    assert box(page, last)[0] + box(page, last)[2] <= holder[0] + holder[2] + 1
 
     options = page.locator("#reason option").all_inner_texts()
     assert options[0] == "any" and "judge_unreadable" not in options
@@ -244,10 +301,21 @@ def test_an_evidence_finding_is_highlighted_where_it_points_in_the_lean(
     assert marks.first.get_attribute("title").startswith("truncating_subtraction: this `-`")
     assert page.inner_text("#lean-formal") == formal  # the marks add no character
     marked_line = page.evaluate(
-        "() => document.querySelector('#lean-formal').textContent.slice(0, "
-        "document.querySelector('#lean-formal').textContent.indexOf('a - b')).split('\\n').length"
+        "() => document.querySelector('#lean-formal mark.span').closest('.ln').dataset.line"
     )
-    assert marked_line == 2
+    assert marked_line == "2"
     listed = page.inner_text("#evidence")
     assert "truncating_subtraction" in listed and "(formal, line 2, columns 10-14)" in listed
     assert page.locator("#lean-header mark, #informal-raw mark").count() == 0
+
+    # Listed under the Lean with its line, and a button (or `g`) that goes to the span.
+    listed_here = page.locator("#span-list button.go-span")
+    assert listed_here.all_inner_texts() == ["formal line 2 · truncating_subtraction"]
+    listed_here.first.click()
+    assert page.locator("#lean-formal mark.span.current").count() == 1
+    page.evaluate(
+        "document.querySelectorAll('mark.current').forEach(m => m.classList.remove('current'))"
+    )
+    page.locator("h1").click()
+    page.keyboard.press("g")
+    assert page.locator("#lean-formal mark.span.current").all_inner_texts() == ["a - b"]

@@ -8,7 +8,7 @@ import re
 import pytest
 
 from app.api.schemas import EvidenceOut
-from app.web.marked_text import Mark, gutter, marked
+from app.web.marked_text import Mark, marked, numbered
 from app.web.math_text import parts, render
 from app.web.pair_view import pair_view
 from app.web.queue_view import PREVIEW_CHARS, one_line
@@ -127,9 +127,13 @@ def test_spans_past_the_line_or_on_a_missing_line_mark_only_what_exists() -> Non
     assert str(marked("abc", [mark(7, 0, 2), mark(1, 3, 5), mark(1, 2, 2)])) == "abc"
 
 
-def test_the_gutter_numbers_every_line() -> None:
-    assert gutter("a\nb\n\nc") == "1\n2\n3\n4"
-    assert gutter("") == "1"
+def test_numbered_lines_carry_their_source_line_and_indent_and_add_no_character() -> None:
+    text = "theorem t :\n    a <\n\nb"
+    html = str(numbered(text, [mark(2, 4, 5)]))
+    assert re.findall(r'data-line="(\d+)"', html) == ["1", "2", "3", "4"]
+    assert '<span class="ln" data-line="2" style="--in: 4ch">    <mark' in html
+    assert re.sub(r"<[^>]+>", "", html) == text.replace("<", "&lt;")
+    assert numbered("", []) == '<span class="ln" data-line="1"></span>'
 
 
 def test_the_pair_view_marks_each_finding_in_its_own_field_and_says_where() -> None:
@@ -149,10 +153,11 @@ def test_the_pair_view_marks_each_finding_in_its_own_field_and_says_where() -> N
         ),
     ]
     view = pair_view("n / 2", "def f := n / 2", "import Mathlib", evidence)
-    assert '<mark class="span severity-review" data-findings="1"' in str(view.formal.html)
-    assert ">f := </mark>" in str(view.formal.html)
-    assert ">import Mathlib</mark>" in str(view.header.html)  # no end: the rest of the line
-    assert "<mark" not in str(view.informal_raw.html)
+    assert '<mark class="span severity-review" data-findings="1"' in str(view.formal)
+    assert ">f := </mark>" in str(view.formal)
+    assert ">import Mathlib</mark>" in str(view.header)  # no end: the rest of the line
+    assert "<mark" not in str(view.informal_raw)
+    assert [e.marked for e in view.evidence] == [True, False, True]
     assert [e.where for e in view.evidence] == [
         "formal, line 1, columns 5-9",
         None,
