@@ -42,7 +42,7 @@ def processes() -> Iterator[list[ServeProcess]]:
         process.kill()
 
 
-def wait_all_done(client: httpx2.Client, ids: list[str], timeout: float = 90) -> list[Body]:
+def wait_all_done(client: httpx2.Client, ids: list[str], timeout: float = 120) -> list[Body]:
     deadline = time.monotonic() + timeout
     while True:
         bodies = [client.get(f"/v1/screenings/{sid}").json() for sid in ids]
