@@ -246,7 +246,7 @@ async def clientless_worker(api: Api, settings: Settings) -> AsyncIterator[None]
         sessions, pipeline, lease_seconds=30, capacity=1, failures=FailurePolicy(sessions)
     )
     stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop, grace_seconds=1))
+    task = asyncio.create_task(worker.run(stop, grace_seconds=30))
     try:
         yield
     finally:

@@ -98,7 +98,7 @@ class ScriptedPipeline:
 @asynccontextmanager
 async def running(worker: Worker) -> AsyncIterator[Worker]:
     stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop, grace_seconds=1))
+    task = asyncio.create_task(worker.run(stop, grace_seconds=30))
     try:
         yield worker
     finally:

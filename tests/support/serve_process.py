@@ -174,14 +174,14 @@ def db_rows(database_url: str, query: str, **params: Any) -> list[dict[str, Any]
 
 
 def lapse_leases(database_url: str, owner: str) -> int:
-    """Move time past every running job's lease `owner` holds (a process's clock cannot be moved from
-    here, so its leases are set an hour back): what a short lease would do after a while,
-    without a live process's own short lease lapsing on a loaded machine. Returns how many."""
+    """Move time past the lease of every running job `owner` holds (a process's clock
+    cannot be moved from here, so the leases are set an hour back): what a short lease
+    would do after a while, without a live process's own short lease lapsing on a loaded
+    machine. Returns how many."""
     engine = sa.create_engine(sync_url(database_url), poolclass=sa.NullPool)
     past = sa.bindparam("past", datetime.now(UTC) - timedelta(hours=1), type_=UTCDateTime())
     query = sa.text(
-        "UPDATE jobs SET lease_expires_at = :past WHERE lease_owner = :owner"
-        " AND status = 'running'"
+        "UPDATE jobs SET lease_expires_at = :past WHERE lease_owner = :owner AND status = 'running'"
     )
     try:
         with engine.begin() as connection:
