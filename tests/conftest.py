@@ -54,7 +54,9 @@ def postgres_server_url() -> str:
     configured = os.environ.get(POSTGRES_URL_ENV)
     url = configured or DEFAULT_POSTGRES_URL
     try:
-        with psycopg.connect(libpq_url(url), connect_timeout=5):
+        # Generous: a server that is down refuses at once, and a slow answer on a loaded
+        # machine must not skip every PostgreSQL test.
+        with psycopg.connect(libpq_url(url), connect_timeout=30):
             pass
     except psycopg.OperationalError as error:
         if configured:
