@@ -179,7 +179,7 @@ class TcpProxy:
     def __exit__(self, *exc_info: object) -> None:
         self.refuse()
         self._loop.call_soon_threadsafe(self._loop.stop)
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=60)
         self._loop.close()
 
     def forward(self) -> None:
@@ -192,7 +192,7 @@ class TcpProxy:
         self._run(self._switch(listen=True, forward=False))
 
     def _run(self, step: Coroutine[Any, Any, None]) -> None:
-        asyncio.run_coroutine_threadsafe(step, self._loop).result(timeout=10)
+        asyncio.run_coroutine_threadsafe(step, self._loop).result(timeout=60)
 
     async def _switch(self, *, listen: bool, forward: bool) -> None:
         for task in self._pipes:
