@@ -11,6 +11,7 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck, settings
 from psycopg import sql
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -203,6 +204,15 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 # Time (app/clock.py): a test that needs time to pass moves the application's clock instead
 # of sleeping, so a loaded machine cannot make a lease lapse early or late.
 # =========================================================================================
+
+
+# Hypothesis times each example (200 ms by default) and fails a slow data generation: both
+# measure the machine, not the code, so neither applies here. Loaded at import, before any
+# test module builds its own @settings on top of the default.
+settings.register_profile(
+    "faithscreen", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+settings.load_profile("faithscreen")
 
 
 @pytest.fixture
