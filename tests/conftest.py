@@ -11,7 +11,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from psycopg import sql
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -209,10 +210,10 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 # Hypothesis times each example (200 ms by default) and fails a slow data generation: both
 # measure the machine, not the code, so neither applies here. Loaded at import, before any
 # test module builds its own @settings on top of the default.
-settings.register_profile(
+hypothesis_settings.register_profile(
     "faithscreen", deadline=None, suppress_health_check=[HealthCheck.too_slow]
 )
-settings.load_profile("faithscreen")
+hypothesis_settings.load_profile("faithscreen")
 
 
 @pytest.fixture
