@@ -58,8 +58,10 @@ def settings_for(server: ScriptedOpenAI, **overrides: Any) -> ProviderSettings:
     values: dict[str, Any] = {
         "base_url": server.base_url,
         "model": "asked-model",
-        "timeout_seconds": 10.0,
-        "connect_timeout_seconds": 5.0,
+        # Generous: only the tests of a timeout set a short one (the scripted server's
+        # answers, and the hangs of the concurrency tests, must not be cut off).
+        "timeout_seconds": 60.0,
+        "connect_timeout_seconds": 10.0,
     }
     return ProviderSettings(**(values | overrides))
 
