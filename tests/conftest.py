@@ -11,6 +11,8 @@ from pathlib import Path
 
 import psycopg
 import pytest
+from hypothesis import HealthCheck
+from hypothesis import settings as hypothesis_settings
 from psycopg import sql
 from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
@@ -54,7 +56,9 @@ def postgres_server_url() -> str:
     configured = os.environ.get(POSTGRES_URL_ENV)
     url = configured or DEFAULT_POSTGRES_URL
     try:
-        with psycopg.connect(libpq_url(url), connect_timeout=5):
+        # Generous: a server that is down refuses at once, and a slow answer on a loaded
+        # machine must not skip every PostgreSQL test.
+        with psycopg.connect(libpq_url(url), connect_timeout=30):
             pass
     except psycopg.OperationalError as error:
         if configured:
@@ -201,6 +205,15 @@ def clean_env(monkeypatch: pytest.MonkeyPatch) -> None:
 # Time (app/clock.py): a test that needs time to pass moves the application's clock instead
 # of sleeping, so a loaded machine cannot make a lease lapse early or late.
 # =========================================================================================
+
+
+# Hypothesis times each example (200 ms by default) and fails a slow data generation: both
+# measure the machine, not the code, so neither applies here. Loaded at import, before any
+# test module builds its own @settings on top of the default.
+hypothesis_settings.register_profile(
+    "faithscreen", deadline=None, suppress_health_check=[HealthCheck.too_slow]
+)
+hypothesis_settings.load_profile("faithscreen")
 
 
 @pytest.fixture

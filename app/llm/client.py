@@ -78,9 +78,10 @@ class LLMClient:
 
     At most `concurrency` calls are in flight at once: a semaphore, and one connection
     pool of the same size. A 429 or a Retry-After pauses every call of this client, not
-    only the one that got it. `sleep` and `rng` are seams for tests; so is `connector`
-    (the session owns it and closes it). The session is opened on the first call, in the
-    event loop that makes it, and closed by `aclose()`.
+    only the one that got it. `sleep`, `rng` and `monotonic` (the clock that retry times,
+    pauses and the rate limit are measured on; latency stays on the real one) are seams
+    for tests; so is `connector` (the session owns it and closes it). The session is opened
+    on the first call, in the event loop that makes it, and closed by `aclose()`.
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class LLMClient:
         connector: aiohttp.BaseConnector | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: Callable[[], float] = random.random,
+        monotonic: Callable[[], float] = time.monotonic,
     ) -> None:
         if not settings.base_url or not settings.model:
             raise ValueError("an LLM client needs the provider's base_url and model")
@@ -106,10 +108,11 @@ class LLMClient:
         self._session: aiohttp.ClientSession | None = None
         self._sleep = sleep
         self._rng = rng
+        self._monotonic = monotonic
         # A hard per-attempt deadline: the read timeout is per read, so a server that
         # trickles a byte now and then would otherwise hold the call forever.
         self._deadline = settings.timeout_seconds + settings.connect_timeout_seconds
-        self._not_before = 0.0  # time.monotonic() before which no attempt starts
+        self._not_before = 0.0  # self._monotonic() before which no attempt starts
         self._next_rate_slot = 0.0  # requests_per_minute spacing
 
     @property
@@ -171,7 +174,7 @@ class LLMClient:
         Waits once, without re-checking afterwards: a pause extended meanwhile costs at
         most one more 429, and a single wait keeps an injected test `sleep` simple.
         """
-        now = time.monotonic()
+        now = self._monotonic()
         paused = self._not_before - now
         if paused > MAX_WAIT_SECONDS:
             raise ProviderBackoff(paused)
@@ -193,7 +196,7 @@ class LLMClient:
         delay = attempt.retry_after
         if delay is None:
             delay = backoff_delay(retry, self._rng)
-        retry_at = time.monotonic() + delay
+        retry_at = self._monotonic() + delay
         if attempt.status == 429 or attempt.retry_after is not None:
             self._not_before = max(self._not_before, retry_at)
         if delay > MAX_WAIT_SECONDS:

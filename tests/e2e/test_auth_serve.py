@@ -21,7 +21,7 @@ def test_serve_refuses_auth_off_beyond_loopback(tmp_path: Path, host: str) -> No
     env |= {"FAITHSCREEN_AUTH": "off", "FAITHSCREEN_DATABASE_URL": f"sqlite:///{tmp_path}/x.db"}
     command = [FAITHSCREEN, "serve", "--host", host, "--port", str(free_port())]
     done = subprocess.run(
-        command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60
+        command, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=180
     )
     assert done.returncode != 0
     assert "FAITHSCREEN_AUTH=off" in done.stderr and "loopback" in done.stderr, done.stderr

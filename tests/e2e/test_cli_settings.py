@@ -41,7 +41,7 @@ def test_a_bad_value_is_one_line_naming_the_variable_for_every_command(
         "FAITHSCREEN_CONFIRMATIONS": "abc",
     }
     for command in commands(tmp_path):
-        done = faithscreen(env, *command, timeout=60)
+        done = faithscreen(env, *command, timeout=180)
         assert (done.returncode, done.stderr.splitlines()) == (2, [CONFIRMATIONS]), command
         assert done.stdout == "", command
     assert not (tmp_path / "x.db").exists()  # refused before anything was touched

@@ -36,7 +36,7 @@ def test_serve_on_a_port_in_use_is_one_line_and_exit_1_with_nothing_started(
         taken.listen()
         port = taken.getsockname()[1]
         env = {"FAITHSCREEN_DATABASE_URL": f"sqlite:///{database}"}
-        done = faithscreen(env, "serve", "--host", "127.0.0.1", "--port", str(port), timeout=60)
+        done = faithscreen(env, "serve", "--host", "127.0.0.1", "--port", str(port), timeout=180)
     assert done.returncode == 1, done.stderr
     [line] = done.stderr.splitlines()
     assert f"port {port}" in line and "--port" in line, line

@@ -42,7 +42,7 @@ def processes() -> Iterator[list[ServeProcess]]:
         process.kill()
 
 
-def wait_all_done(client: httpx2.Client, ids: list[str], timeout: float = 90) -> list[Body]:
+def wait_all_done(client: httpx2.Client, ids: list[str], timeout: float = 120) -> list[Body]:
     deadline = time.monotonic() + timeout
     while True:
         bodies = [client.get(f"/v1/screenings/{sid}").json() for sid in ids]
@@ -117,7 +117,7 @@ def test_a_worker_without_providers_refuses_to_start(database_url: str) -> None:
         "FAITHSCREEN_JUDGE_BASE_URL": "http://127.0.0.1:9/v1",
         "FAITHSCREEN_JUDGE_MODEL": "judge-model",
     }
-    done = faithscreen(judge_only, "worker", timeout=60)
+    done = faithscreen(judge_only, "worker", timeout=180)
     assert done.returncode == 2, done.stderr
     [line] = done.stderr.splitlines()
     assert "FAITHSCREEN_TRANSLATOR_BASE_URL, FAITHSCREEN_TRANSLATOR_MODEL" in line

@@ -68,7 +68,11 @@ SCENARIOS = [
         translator_reviews=[("review", "provider_error")],
     ),
     Scenario("case_reset", "passed", [Reset(), FAITHFUL]),
-    Scenario("case_timeout", "passed", [Hang(5), FAITHFUL]),
+    # The first call never answers within the test; the read timeout (TIMEOUT below) cuts it
+    # off and the retry is answered.
+    Scenario(
+        "case_timeout", "passed", [Hang(600), FAITHFUL], translator_reviews=[("review", "ok")]
+    ),
     Scenario(
         "case_length",
         "passed",
@@ -180,6 +184,12 @@ def check(scenario: Scenario, body: dict[str, Any], server: ScriptedOpenAI) -> N
     assert len(asked) >= len(translator), label
 
 
+# Short enough that case_timeout's hung call costs little, long enough that the scripted
+# server's immediate answers are never cut off on a loaded machine (the judge keeps
+# provider_env's generous one).
+TIMEOUT = {"FAITHSCREEN_TRANSLATOR_TIMEOUT_SECONDS": "3"}
+
+
 def test_every_status_and_retry_path(
     start_serve: StartServe, scripted_openai: ScriptedOpenAI
 ) -> None:
@@ -188,7 +198,7 @@ def test_every_status_and_retry_path(
             scripted_openai.script(s.marker, model="translator-model", steps=s.translator)
         if s.judge:
             scripted_openai.script(s.marker, model="judge-model", steps=s.judge)
-    serve = start_serve(provider_env(scripted_openai.base_url))
+    serve = start_serve(provider_env(scripted_openai.base_url, **TIMEOUT))
     with serve.client() as client:
         ids = {s.marker: submit(client, s) for s in SCENARIOS}
         results = {marker: wait_done(client, sid) for marker, sid in ids.items()}
@@ -206,6 +216,11 @@ def _check_details(results: dict[str, dict[str, Any]], server: ScriptedOpenAI) -
     assert translator["usage"]["completion_tokens"] > 0
     assert translator["prompt_version"] and translator["parser_version"]
     assert clean["policy_version"] and clean["reasons"] == []
+
+    timed_out = [
+        r for r in server.requests if "case_timeout" in r.text and r.model == "translator-model"
+    ]
+    assert len(timed_out) == 2  # the hung call and its retry, stored as one review
 
     down = results["case_provider_down"]["reviews"]
     failed = next(r for r in down if r["role"] == "translator")

@@ -21,6 +21,7 @@ from tests.support.serve_process import (
     StartServe,
     WorkerProcess,
     db_rows,
+    lapse_leases,
     provider_env,
     submit_pair,
     wait_done,
@@ -62,7 +63,7 @@ def start_together(
         return api.result(), started
 
 
-def wait_for(condition: Callable[[], Any], what: str, timeout: float = 20) -> Any:
+def wait_for(condition: Callable[[], Any], what: str, timeout: float = 120) -> Any:
     deadline = time.monotonic() + timeout
     while not (found := condition()):
         if time.monotonic() > deadline:
@@ -75,7 +76,7 @@ def freeze_holding(worker: WorkerProcess, held: Callable[[], list[str]]) -> list
     """Stop `worker` (SIGSTOP) at a moment it holds jobs, and return them. Seen holding
     jobs, a running worker may finish them before a signal lands; stopped, it cannot, so
     what it holds is read after the stop, and the stop is tried again if that was nothing."""
-    deadline = time.monotonic() + 20
+    deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         wait_for(held, "the worker holds jobs")
         worker.process.send_signal(signal.SIGSTOP)
@@ -131,7 +132,9 @@ def test_a_killed_worker_s_jobs_are_reclaimed_after_the_lease(
     database_url: str, start_serve: StartServe, start_worker: StartWorker
 ) -> None:
     with ScriptedOpenAI(latency=0.5) as server:
-        env = provider_env(server.base_url, FAITHSCREEN_JOB_LEASE_SECONDS="2", **CAPACITY)
+        # A long lease, so the survivor never loses its own on a loaded machine; the test
+        # moves time past the dead worker's leases instead of waiting for short ones.
+        env = provider_env(server.base_url, FAITHSCREEN_JOB_LEASE_SECONDS="120", **CAPACITY)
         api, (victim, survivor) = start_together(start_serve, start_worker, env, 2)
         with api.client() as client:
             ids = list(submit_all(client, "killed", 20))
@@ -144,6 +147,7 @@ def test_a_killed_worker_s_jobs_are_reclaimed_after_the_lease(
             held = freeze_holding(victim, held_by_victim)
             victim.kill()
             assert held == held_by_victim()  # a stopped, then dead, worker changes nothing
+            assert lapse_leases(database_url, victim.owner) == len(held)
             check_each_screened_once(client, ids)
     jobs = jobs_by_screening(database_url)
     for sid in held:  # taken over once the lease lapsed, and counted
@@ -156,13 +160,15 @@ def test_sigterm_lets_a_worker_finish_what_it_can_and_release_the_rest(
     start_worker: StartWorker,
     scripted_openai: ScriptedOpenAI,
 ) -> None:
-    scripted_openai.script("stop_quick", model="translator-model", steps=[Hang(2)])
-    scripted_openai.script("stop_slow", model="translator-model", steps=[Hang(60)])
+    # The quick call answers 1 s in, leaving 7 s of the grace to store it however loaded
+    # the machine; the slow one never answers within the test.
+    scripted_openai.script("stop_quick", model="translator-model", steps=[Hang(1)])
+    scripted_openai.script("stop_slow", model="translator-model", steps=[Hang(600)])
     env = provider_env(
         scripted_openai.base_url,
-        FAITHSCREEN_TRANSLATOR_TIMEOUT_SECONDS="120",
+        FAITHSCREEN_TRANSLATOR_TIMEOUT_SECONDS="900",
         FAITHSCREEN_JOB_LEASE_SECONDS="120",  # a released job is back long before this
-        FAITHSCREEN_SHUTDOWN_GRACE_SECONDS="4",
+        FAITHSCREEN_SHUTDOWN_GRACE_SECONDS="8",
     )
     api, [worker] = start_together(start_serve, start_worker, env, 1)
     with api.client() as client:
@@ -170,7 +176,8 @@ def test_sigterm_lets_a_worker_finish_what_it_can_and_release_the_rest(
         scripted_openai.wait_for_requests(4)
         elapsed = worker.terminate(timeout=60)
         assert worker.process.returncode == 0
-        assert elapsed < 15, f"SIGTERM took {elapsed:.1f} s with a 4 s grace"
+        # Generous for a loaded machine, and far below the hang it would otherwise wait out.
+        assert elapsed < 45, f"SIGTERM took {elapsed:.1f} s with an 8 s grace"
         jobs = jobs_by_screening(database_url)
         assert (jobs[quick]["status"], jobs[quick]["attempts"]) == ("done", 1)
         released = {"status": "queued", "attempts": 0, "lease_owner": None}

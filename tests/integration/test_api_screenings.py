@@ -77,7 +77,7 @@ async def fetch(api: Api, screening_id: str) -> dict[str, Any]:
     return body
 
 
-async def wait_done(api: Api, screening_id: str, within: float = 20.0) -> dict[str, Any]:
+async def wait_done(api: Api, screening_id: str, within: float = 120.0) -> dict[str, Any]:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         body = await fetch(api, screening_id)

@@ -101,7 +101,7 @@ async def test_concurrent_batches_and_single_submissions_while_the_worker_works(
     await every_screening_has_one_outcome_and_no_repeated_review(api, 100 + 6 * 310 + 12)
 
 
-async def wait_screening_done(api: Api, screening_id: str, within: float = 60.0) -> None:
+async def wait_screening_done(api: Api, screening_id: str, within: float = 120.0) -> None:
     deadline = time.monotonic() + within
     while (await get_json(api, f"/v1/screenings/{screening_id}"))["status"] != "done":
         assert time.monotonic() < deadline, f"screening {screening_id} not done in {within} s"

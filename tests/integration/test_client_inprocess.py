@@ -63,7 +63,7 @@ class Flaky(httpx2.AsyncBaseTransport):
 
 async def test_screen_waits_for_the_worker_and_returns_the_typed_screening(api: Api) -> None:
     async with client_of(api) as client:
-        screening = await client.screen(INFORMAL, FORMAL, external_id="c-1", timeout=60)
+        screening = await client.screen(INFORMAL, FORMAL, external_id="c-1", timeout=120)
     assert isinstance(screening, Screening)
     assert screening.status == "done" and screening.outcome == "passed"
     assert screening.external_id == "c-1"
@@ -117,7 +117,7 @@ async def test_a_batch_submitted_waited_streamed_and_calibrated(idle_api: Api) -
     async with client_of(idle_api) as client:
         batch = await client.submit_batch(items, name="two")
         done = await client.wait_batch(
-            batch.id, timeout=30, on_progress=lambda b: seen.append(b.done)
+            batch.id, timeout=120, on_progress=lambda b: seen.append(b.done)
         )
         results = [line async for line in client.batch_results(batch.id)]
         calibration = await client.calibration(batch.id)

@@ -77,11 +77,11 @@ async def test_claims_take_due_jobs_oldest_first_up_to_the_limit(session: AsyncS
 
 
 async def test_a_job_queued_for_later_waits_until_then(session: AsyncSession) -> None:
-    await queued(session, run_after=later(60))
-    assert await jobs.claim(session, owner="w", lease_seconds=LEASE, limit=5) == []
-    assert (
-        len(await jobs.claim(session, owner="w", lease_seconds=LEASE, limit=5, now=later(61))) == 1
-    )
+    due = later(60)
+    await queued(session, run_after=due)
+    just_before = due - timedelta(seconds=1)  # a time, not a race with the real clock
+    assert await jobs.claim(session, owner="w", lease_seconds=LEASE, limit=5, now=just_before) == []
+    assert len(await jobs.claim(session, owner="w", lease_seconds=LEASE, limit=5, now=due)) == 1
 
 
 async def test_a_held_lease_keeps_others_out_until_it_lapses(session: AsyncSession) -> None:
@@ -162,7 +162,10 @@ async def test_release_requeues_without_counting_an_attempt(session: AsyncSessio
         0,
     )
     assert row.run_after == back_at
-    assert await jobs.claim(session, owner="w2", lease_seconds=LEASE, limit=1) == []
+    just_before = back_at - timedelta(seconds=1)
+    assert (
+        await jobs.claim(session, owner="w2", lease_seconds=LEASE, limit=1, now=just_before) == []
+    )
     again = await claim_one(session, "w2", back_at)
     assert again.attempts == 1
 
@@ -182,7 +185,10 @@ async def test_a_failure_with_retry_time_requeues_and_counts_the_attempt(
         None,
         retry_at,
     )
-    assert await jobs.claim(session, owner="w1", lease_seconds=LEASE, limit=1) == []
+    just_before = retry_at - timedelta(seconds=1)
+    assert (
+        await jobs.claim(session, owner="w1", lease_seconds=LEASE, limit=1, now=just_before) == []
+    )
     assert (await claim_one(session, "w1", retry_at)).attempts == 2
 
 

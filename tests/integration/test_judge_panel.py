@@ -64,7 +64,7 @@ async def submit(api: Api, payload: dict[str, Any]) -> str:
     return screening_id
 
 
-async def wait_done(api: Api, screening_id: str, within: float = 20.0) -> dict[str, Any]:
+async def wait_done(api: Api, screening_id: str, within: float = 120.0) -> dict[str, Any]:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         response = await api.client.get(f"/v1/screenings/{screening_id}")

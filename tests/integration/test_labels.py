@@ -188,7 +188,7 @@ async def screened(
     return bodies, {k: body[k] for k in keep} | {"reviews": sorted(reviews)}
 
 
-async def wait_done(api: Api, screening_id: str, within: float = 30.0) -> dict[str, Any]:
+async def wait_done(api: Api, screening_id: str, within: float = 120.0) -> dict[str, Any]:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         body = await get_json(api, f"/v1/screenings/{screening_id}")

@@ -53,7 +53,7 @@ async def keyed_api(start_api: StartApi, keyed_settings: Settings) -> AsyncItera
         yield api
 
 
-async def screened(api: Api, within: float = 20.0) -> dict[str, Any]:
+async def screened(api: Api, within: float = 120.0) -> dict[str, Any]:
     posted = await api.client.post("/v1/screenings", json={"informal": INFORMAL, "formal": FORMAL})
     assert posted.status_code == 202, posted.text
     deadline = time.monotonic() + within

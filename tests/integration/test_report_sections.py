@@ -39,7 +39,7 @@ from tests.support.review_queue import pair
 CODED = "evidence_review:contract_text_in_input"
 NONE_DECIDED = {"numerator": 0, "denominator": 0, "value": None, "low": None, "high": None,
                 "too_few": True}  # fmt: skip
-DEADLINE_SECONDS = 30
+DEADLINE_SECONDS = 120
 
 
 def resolution(screenings: int, faithful: int, mismatch: int) -> dict[str, Any]:
@@ -246,7 +246,7 @@ async def clientless_worker(api: Api, settings: Settings) -> AsyncIterator[None]
         sessions, pipeline, lease_seconds=30, capacity=1, failures=FailurePolicy(sessions)
     )
     stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop, grace_seconds=1))
+    task = asyncio.create_task(worker.run(stop, grace_seconds=30))
     try:
         yield
     finally:

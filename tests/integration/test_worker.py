@@ -48,15 +48,16 @@ async def job_row(sessions: Sessions, screening_id: str) -> Job:
 
 
 async def eventually(condition: Callable[[], Any], what: str) -> None:
-    """Poll `condition` (plain or async) until it holds, for up to 10 s."""
+    """Poll `condition` (plain or async) until it holds, for up to 120 s (generous: it
+    returns as soon as the condition holds, so only a real defect waits that long)."""
     try:
-        async with asyncio.timeout(10):
+        async with asyncio.timeout(120):
             while True:
                 if await _value(condition()):
                     return
                 await asyncio.sleep(0.02)
     except TimeoutError:
-        raise AssertionError(f"not within 10 s: {what}") from None
+        raise AssertionError(f"not within 120 s: {what}") from None
 
 
 async def _value(result: Any) -> Any:
@@ -97,7 +98,7 @@ class ScriptedPipeline:
 @asynccontextmanager
 async def running(worker: Worker) -> AsyncIterator[Worker]:
     stop = asyncio.Event()
-    task = asyncio.create_task(worker.run(stop, grace_seconds=1))
+    task = asyncio.create_task(worker.run(stop, grace_seconds=30))
     try:
         yield worker
     finally:

@@ -83,7 +83,7 @@ async def results(api: Api, batch_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in response.text.splitlines()]
 
 
-async def wait_batch_done(api: Api, batch_id: str, within: float = 60.0) -> dict[str, Any]:
+async def wait_batch_done(api: Api, batch_id: str, within: float = 120.0) -> dict[str, Any]:
     deadline = time.monotonic() + within
     while time.monotonic() < deadline:
         body = await get_json(api, f"/v1/batches/{batch_id}")

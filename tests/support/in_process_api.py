@@ -46,14 +46,15 @@ StartApi = Callable[..., AbstractAsyncContextManager[Api]]
 
 
 def provider(base_url: str, model: str, api_key: str | None = None) -> ProviderSettings:
-    """A role pointed at the scripted server, with short test timeouts."""
+    """A role pointed at the scripted server. Generous timeouts: the scripted server
+    answers at once, and a short timeout would cut off an answer on a loaded machine."""
     return ProviderSettings(
         base_url=base_url,
         model=model,
         api_key=SecretStr(api_key) if api_key else None,
         max_tokens=512,
-        timeout_seconds=5,
-        connect_timeout_seconds=1,
+        timeout_seconds=30,
+        connect_timeout_seconds=10,
     )
 
 

@@ -105,7 +105,7 @@ async def wait_until_blocked(sessions: async_sessionmaker[AsyncSession]) -> None
             "SELECT count(*) FROM pg_stat_activity "
             "WHERE datname = current_database() AND wait_event_type = 'Lock'"
         )
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             if (await session.execute(waiting)).scalar_one():
                 return

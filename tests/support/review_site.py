@@ -26,7 +26,7 @@ def cli_env(database_url: str) -> dict[str, str]:
 def run_cli(database_url: str, *args: str) -> str:
     """`faithscreen ARGS` on this database; its output (it must succeed)."""
     done = subprocess.run(
-        [FAITHSCREEN, *args], env=cli_env(database_url), capture_output=True, text=True, timeout=60
+        [FAITHSCREEN, *args], env=cli_env(database_url), capture_output=True, text=True, timeout=180
     )
     assert done.returncode == 0, done.stdout + done.stderr
     return done.stdout
@@ -47,7 +47,7 @@ def start_key(database_url: str, role: str, name: str) -> subprocess.Popen[str]:
 
 def key_of(process: subprocess.Popen[str]) -> str:
     """The key is the last line of `keys create`'s output."""
-    out, err = process.communicate(timeout=60)
+    out, err = process.communicate(timeout=180)
     assert process.returncode == 0, out + err
     return out.strip().splitlines()[-1].strip()
 

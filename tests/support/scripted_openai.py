@@ -205,7 +205,7 @@ class ScriptedOpenAI:
         with self._lock:
             return list(self._requests)
 
-    def wait_for_requests(self, count: int, timeout: float = 10.0) -> list[RecordedRequest]:
+    def wait_for_requests(self, count: int, timeout: float = 120.0) -> list[RecordedRequest]:
         """Block until `count` requests have arrived (from a thread other than the server's)."""
         with self._lock:
             if not self._lock.wait_for(lambda: len(self._requests) >= count, timeout):
@@ -220,16 +220,16 @@ class ScriptedOpenAI:
             target=self._loop.run_forever, name="scripted-openai", daemon=True
         )
         self._thread.start()
-        asyncio.run_coroutine_threadsafe(self.open(), self._loop).result(timeout=10)
+        asyncio.run_coroutine_threadsafe(self.open(), self._loop).result(timeout=60)
         return self
 
     def stop(self) -> None:
         loop, self._loop = self._loop, None
         if loop is None or self._thread is None:
             return
-        asyncio.run_coroutine_threadsafe(self.close(), loop).result(timeout=10)
+        asyncio.run_coroutine_threadsafe(self.close(), loop).result(timeout=60)
         loop.call_soon_threadsafe(loop.stop)
-        self._thread.join(timeout=10)
+        self._thread.join(timeout=60)
         loop.close()
 
     def __enter__(self) -> Self:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ import httpx2
 import sqlalchemy as sa
 
 from app.db.engine import sync_url
+from app.db.types import UTCDateTime
 
 FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
 
@@ -28,7 +30,10 @@ def free_port() -> int:
 
 
 def provider_env(base_url: str, **overrides: str) -> dict[str, str]:
-    """Both roles pointed at one OpenAI-compatible server, with short test timeouts."""
+    """Both roles pointed at one OpenAI-compatible server. The timeouts are generous: the
+    scripted server answers at once, so on a loaded machine a short timeout would cut off
+    answers that were on their way. A test of a timeout sets a short one, and a provider
+    that never answers, itself (test_screening_paths.py)."""
     env = {
         "FAITHSCREEN_TRANSLATOR_BASE_URL": base_url,
         "FAITHSCREEN_TRANSLATOR_MODEL": "translator-model",
@@ -37,8 +42,8 @@ def provider_env(base_url: str, **overrides: str) -> dict[str, str]:
         "FAITHSCREEN_JUDGE_MODEL": "judge-model",
     }
     for role in ("TRANSLATOR", "JUDGE"):
-        env[f"FAITHSCREEN_{role}_TIMEOUT_SECONDS"] = "1"
-        env[f"FAITHSCREEN_{role}_CONNECT_TIMEOUT_SECONDS"] = "1"
+        env[f"FAITHSCREEN_{role}_TIMEOUT_SECONDS"] = "30"
+        env[f"FAITHSCREEN_{role}_CONNECT_TIMEOUT_SECONDS"] = "10"
         env[f"FAITHSCREEN_{role}_MAX_TOKENS"] = "512"
     env.update(overrides)
     return env
@@ -112,7 +117,7 @@ class ServeProcess(_ServiceProcess):
         return httpx2.Client(base_url=self.base_url, timeout=30)
 
 
-def wait_done(client: httpx2.Client, screening_id: str, timeout: float = 60) -> dict[str, Any]:
+def wait_done(client: httpx2.Client, screening_id: str, timeout: float = 120) -> dict[str, Any]:
     """Poll a screening until its status is `done`; fail with the last body otherwise."""
     deadline = time.monotonic() + timeout
     body: dict[str, Any] = {}
@@ -144,7 +149,8 @@ class WorkerProcess(_ServiceProcess):
                 stderr=subprocess.STDOUT,
                 cwd=log.parent,
             )
-        self.owner = self._wait_started(deadline=time.monotonic() + 60)
+        # As generous as serve's: a loaded machine takes long to import and connect.
+        self.owner = self._wait_started(deadline=time.monotonic() + 180)
 
     def _wait_started(self, deadline: float) -> str:
         while time.monotonic() < deadline:
@@ -163,6 +169,23 @@ def db_rows(database_url: str, query: str, **params: Any) -> list[dict[str, Any]
     try:
         with engine.connect() as connection:
             return [dict(row._mapping) for row in connection.execute(sa.text(query), params)]
+    finally:
+        engine.dispose()
+
+
+def lapse_leases(database_url: str, owner: str) -> int:
+    """Move time past the lease of every running job `owner` holds (a process's clock
+    cannot be moved from here, so the leases are set an hour back): what a short lease
+    would do after a while, without a live process's own short lease lapsing on a loaded
+    machine. Returns how many."""
+    engine = sa.create_engine(sync_url(database_url), poolclass=sa.NullPool)
+    past = sa.bindparam("past", datetime.now(UTC) - timedelta(hours=1), type_=UTCDateTime())
+    query = sa.text(
+        "UPDATE jobs SET lease_expires_at = :past WHERE lease_owner = :owner AND status = 'running'"
+    )
+    try:
+        with engine.begin() as connection:
+            return connection.execute(query.bindparams(past), {"owner": owner}).rowcount
     finally:
         engine.dispose()
 

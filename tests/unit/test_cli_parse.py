@@ -144,7 +144,7 @@ FAITHSCREEN = str(Path(sys.executable).with_name("faithscreen"))
 def test_the_installed_command_reads_a_file_without_newline_translation(tmp_path: Path) -> None:
     (tmp_path / "reply.txt").write_bytes(b"BACK-TRANSLATION: \xe2\x88\x80\rVERDICT: FAITHFUL")
     done = subprocess.run(
-        [FAITHSCREEN, "parse", str(tmp_path / "reply.txt")], capture_output=True, timeout=60
+        [FAITHSCREEN, "parse", str(tmp_path / "reply.txt")], capture_output=True, timeout=180
     )
     assert done.returncode == 0, done.stderr
     row = json.loads(done.stdout)
@@ -156,7 +156,10 @@ def test_the_installed_command_reads_a_file_without_newline_translation(tmp_path
 
 def test_the_installed_command_streams_jsonl_from_stdin() -> None:
     done = subprocess.run(
-        [FAITHSCREEN, "parse", "--jsonl"], input=JSONL + b"\n[1]\n", capture_output=True, timeout=60
+        [FAITHSCREEN, "parse", "--jsonl"],
+        input=JSONL + b"\n[1]\n",
+        capture_output=True,
+        timeout=180,
     )
     assert done.returncode == 1
     assert b"line 7:" in done.stderr
