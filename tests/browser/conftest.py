@@ -41,7 +41,7 @@ CHROMIUM_ARGS = [
 # A laptop screen: the pages must be readable at this size without zooming.
 LAPTOP = {"width": 1366, "height": 768}
 # Playwright's own timeouts (ms): generous, as a CI machine may be slow to paint.
-ACTION_TIMEOUT_MS = 15_000
+ACTION_TIMEOUT_MS = 60_000
 
 
 def pytest_configure(config: pytest.Config) -> None:

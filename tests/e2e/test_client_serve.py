@@ -32,7 +32,7 @@ def test_the_client_screens_batches_and_streams_results(
 ) -> None:
     serve, key = keyed_serve(start_serve, scripted_openai)
     with Client(serve.base_url, key, poll_seconds=0.1) as client:
-        screened = client.screen(INFORMAL, FORMAL, external_id="e2e-1", timeout=60)
+        screened = client.screen(INFORMAL, FORMAL, external_id="e2e-1", timeout=120)
         assert screened.status == "done" and screened.outcome == "passed"
         assert screened.reviews[0].raw_response == FAITHFUL_REPLY
         items = [
@@ -42,7 +42,7 @@ def test_the_client_screens_batches_and_streams_results(
         batch = client.submit_batch(items, name="e2e", idempotency_key="e2e-key")
         again = client.submit_batch(items, name="e2e", idempotency_key="e2e-key")
         assert again.id == batch.id
-        done = client.wait_batch(batch.id, timeout=60)
+        done = client.wait_batch(batch.id, timeout=120)
         assert done.done == done.total == 2
         results = list(client.batch_results(batch.id))
         assert [(r.index, r.external_id, r.outcome) for r in results] == [
