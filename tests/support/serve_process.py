@@ -75,43 +75,72 @@ class _ServiceProcess:
             self.process.wait()
 
 
+PORT_TRIES = 5
+# What serve prints when its port is taken, and what uvicorn logs once the app is up.
+PORT_TAKEN = "is in use"
+STARTED = "Application startup complete"
+
+
 class ServeProcess(_ServiceProcess):
     """`faithscreen serve` on a free loopback port; its output goes to a log file."""
 
     name = "serve"
 
     def __init__(self, database_url: str, env: Mapping[str, str], log: Path, *args: str) -> None:
-        self.port = free_port()
-        self.base_url = f"http://127.0.0.1:{self.port}"
         self.log = log
         full_env = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
         # Auth off unless the caller says otherwise: these tests bind to loopback, and keys
         # and roles have tests of their own (tests/e2e/test_auth_serve.py).
         defaults = {"FAITHSCREEN_DATABASE_URL": database_url, "FAITHSCREEN_AUTH": "off"}
         full_env.update({**defaults, **env})
+        # A port free when picked can be taken before serve binds it (by another test process,
+        # or another suite on the same machine): serve then exits, and a new port is tried.
+        for _ in range(PORT_TRIES):
+            if self._start(full_env, args):
+                return
+        raise AssertionError(f"serve found no free port in {PORT_TRIES} tries:\n{log.read_text()}")
+
+    def _start(self, env: dict[str, str], args: tuple[str, ...]) -> bool:
+        self.port = free_port()
+        self.base_url = f"http://127.0.0.1:{self.port}"
         command = [FAITHSCREEN, "serve", "--host", "127.0.0.1", "--port", str(self.port), *args]
-        with log.open("ab") as out:
+        self._log_start = self.log.stat().st_size if self.log.exists() else 0
+        with self.log.open("ab") as out:
             self.process = subprocess.Popen(
-                command, env=full_env, stdout=out, stderr=subprocess.STDOUT, cwd=log.parent
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, cwd=self.log.parent
             )
         try:
             # Generous: a shared CI machine under load takes long to import and migrate.
-            self._wait_healthy(deadline=time.monotonic() + 180)
+            return self._wait_healthy(deadline=time.monotonic() + 180)
         except AssertionError:
             self.kill()  # no caller holds it yet to stop it
             raise
 
-    def _wait_healthy(self, deadline: float) -> None:
+    def _own_log(self) -> str:
+        """What this start of serve wrote (a log may hold an earlier process's lines)."""
+        with self.log.open("rb") as log:
+            log.seek(self._log_start)
+            return log.read().decode(errors="replace")
+
+    def _wait_healthy(self, deadline: float) -> bool:
+        """True once this process answers /healthz; False if its port was taken."""
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
+                if PORT_TAKEN in self._own_log():
+                    return False
                 raise AssertionError(f"serve exited early:\n{self.log.read_text()}")
-            try:
-                if httpx2.get(f"{self.base_url}/healthz", timeout=1).status_code == 200:
-                    return
-            except httpx2.TransportError:
-                pass
+            # Another process on the port answers /healthz too: only a started app of our
+            # own (its log says so) counts.
+            if STARTED in self._own_log() and self._answers():
+                return True
             time.sleep(0.1)
         raise AssertionError(f"serve did not become healthy:\n{self.log.read_text()}")
+
+    def _answers(self) -> bool:
+        try:
+            return httpx2.get(f"{self.base_url}/healthz", timeout=1).status_code == 200
+        except httpx2.TransportError:
+            return False
 
     def client(self) -> httpx2.Client:
         return httpx2.Client(base_url=self.base_url, timeout=30)
