@@ -18,7 +18,7 @@ from app.repositories.rescores import Scope
 from app.repositories.reviews import ReviewRecord
 from app.rescore.replay import CURRENT_PARSER, Parser, Reader
 from app.rescore.service import RescoreRun, rescore
-from app.vocabulary import Pair
+from app.vocabulary import Pair, Purpose, Role
 
 
 async def stored_screening(
@@ -47,18 +47,18 @@ async def stored_screening(
         session, screening.id, outcome=outcome, reasons=list(reasons), evidence=list(evidence),
         policy_version=POLICY_VERSION, evidence_version=evidence_version,
     )  # fmt: skip
-    for role, reply in zip(("translator", "judge"), replies, strict=False):
+    for role, reply in zip((Role.TRANSLATOR, Role.JUDGE), replies, strict=False):
         await reviews.add(session, review_record(screening.id, role, reply, read))
     return screening.id
 
 
-def review_record(screening_id: str, role: str, reply: str, read: Reader) -> ReviewRecord:
+def review_record(screening_id: str, role: Role, reply: str, read: Reader) -> ReviewRecord:
     """The first review attempt of `role`, a reply that finished with `stop`."""
     reading = read(reply, "stop")
     return ReviewRecord(
-        screening_id=screening_id, role=role, attempt=1, purpose="review",
-        raw_response=reply, finish_reason="stop", verdict=reading.verdict.value,
-        parse_status=reading.parse_status.value, parser_version=reading.parser_version,
+        screening_id=screening_id, role=role, attempt=1, purpose=Purpose.REVIEW,
+        raw_response=reply, finish_reason="stop", verdict=reading.verdict,
+        parse_status=reading.parse_status, parser_version=reading.parser_version,
         back_translation=reading.back_translation, issues=reading.issues,
     )  # fmt: skip
 
