@@ -5,11 +5,14 @@ a mismatch, after it faithful) and the labelled dev set (`mismatch` / `faithful`
 by source (minif2f, combibench, proofnet, putnambench). A formal text that is both the
 after of one fix and the before of another counts as a mismatch only.
 
-For each held-out source, a check takes part only if, on the *other* sources pooled, it
-fires on at least one mismatch and on at most 1% of the faithful rows; the held-out
+For each held-out source, a check takes part ("kept") only if its rule was not written
+reading that source and, on the *other* sources pooled, it fires on at least one mismatch
+and on at most 1% of the faithful rows; the held-out
 source's figures are then the rows any taking-part check fires on. "today" is the
-evidence-4 checks as they are (no selection); both leave out the checks about binder
-defaults and `dist` (`binder_default`, `function_space_distance`), which the bar excludes.
+evidence-4 checks as they are (no selection); "held out" is every check but those whose
+rule was written reading that source's fix rows (`READ_ON`). All leave out the checks about
+binder defaults and `dist` (`binder_default`, `function_space_distance`), which the bar
+excludes.
 Usage:
 
     python tools/measure_generalization.py [--fixes PATH] [--list CODE]
@@ -29,8 +32,11 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from app.evidence import (
     CHECKS,
     CONTRADICTORY_HYPOTHESES,
+    IMPLICATION_IN_IFF,
     NARROWER_NUMBER_TYPE,
+    NAT_ZERO_DENOMINATOR,
     RANGE_OFFSET,
+    UNUSED_VARIABLE,
     Check,
 )
 from app.vocabulary import Pair
@@ -40,9 +46,23 @@ FIXES = Path("/work/wt/evidence-data/fixes.jsonl")
 SOURCES = ("minif2f", "combibench", "proofnet", "putnambench")
 EXCLUDED = frozenset(["binder_default", "function_space_distance"])
 # The reference for "today", the evidence-4 checks: app.evidence's CHECKS (the one list
-# of checks) but for the three evidence-5 added.
+# of checks) but for those evidence-5 and evidence-6 added.
 EVIDENCE_5_ADDED = (NARROWER_NUMBER_TYPE, RANGE_OFFSET, CONTRADICTORY_HYPOTHESES)
-EVIDENCE_4 = frozenset(check.code for check in CHECKS if check not in EVIDENCE_5_ADDED)
+EVIDENCE_6_ADDED = (UNUSED_VARIABLE, IMPLICATION_IN_IFF, NAT_ZERO_DENOMINATOR)
+EVIDENCE_4 = frozenset(
+    check.code for check in CHECKS if check not in EVIDENCE_5_ADDED + EVIDENCE_6_ADDED
+)
+EVIDENCE_5 = EVIDENCE_4 | {check.code for check in EVIDENCE_5_ADDED}
+# The sources whose mined fix rows were read while each rule was written (docs/evidence.md,
+# "Fix histories, held out"): a check is held out only on the others. The evidence-4 checks
+# were written on the labelled dev set before any fix history was mined.
+READ_ON: dict[str, frozenset[str]] = {
+    **dict.fromkeys(
+        (check.code for check in EVIDENCE_5_ADDED),
+        frozenset(["minif2f", "combibench", "proofnet"]),
+    ),
+    **dict.fromkeys((check.code for check in EVIDENCE_6_ADDED), frozenset(["putnambench"])),
+}
 MAX_FALSE_ALARMS = 0.01
 
 
@@ -188,15 +208,26 @@ def removed_by_fix(fixes: Path, source: str, checks: tuple[Check, ...]) -> tuple
 
 def print_removed(fixes: Path, checks: tuple[Check, ...], rows: list[Row]) -> None:
     print("\nFixes that took a finding away: mined fixes where a check fires before, not after\n")
-    print("| source | today (evidence-4, all) | evidence-5, all | evidence-5, kept |")
-    print("|---|---:|---:|---:|")
+    print(
+        "| source | today (evidence-4, all) | evidence-5, all | evidence-6, all "
+        "| evidence-6, held out | evidence-6, kept |"
+    )
+    print("|---|---:|---:|---:|---:|---:|")
     today = tuple(check for check in checks if check.code in EVIDENCE_4)
+    five = tuple(check for check in checks if check.code in EVIDENCE_5)
     for source in SOURCES:
         others = [row for row in rows if row.source != source]
-        chosen = set(kept(others, [check.code for check in checks]))
+        unread = held_out(source, [check.code for check in checks])
+        chosen = set(kept(others, unread))
         cells = [
             removed_by_fix(fixes, source, subset)
-            for subset in (today, checks, tuple(c for c in checks if c.code in chosen))
+            for subset in (
+                today,
+                five,
+                checks,
+                tuple(c for c in checks if c.code in unread),
+                tuple(c for c in checks if c.code in chosen),
+            )
         ]
         print(f"| {source} | " + " | ".join(f"{hit}/{total}" for hit, total in cells) + " |")
 
@@ -206,21 +237,32 @@ def print_held_out(
 ) -> None:
     print("\nLeave one source out: held-out mismatches caught / all · faithful fired / all\n")
     print(
-        "| held out | today (evidence-4, all) | evidence-5, all | evidence-5, kept | kept checks |"
+        "| held out | today (evidence-4, all) | evidence-5, all | evidence-6, all "
+        "| evidence-6, held out | evidence-6, kept | kept checks |"
     )
-    print("|---|---:|---:|---:|---|")
-    today = [check.code for check in checks if check.code in EVIDENCE_4]
+    print("|---|---:|---:|---:|---:|---:|---|")
+    codes = [check.code for check in checks]
+    today = [code for code in codes if code in EVIDENCE_4]
+    five = [code for code in codes if code in EVIDENCE_5]
     for source in SOURCES:
         others = [row for row in rows if row.source != source]
-        chosen = kept(others, [check.code for check in checks])
-        before = caught(by_source[source], today)
-        every = caught(by_source[source], [check.code for check in checks])
-        after = caught(by_source[source], chosen)
+        chosen = kept(others, held_out(source, codes))
+        cells = [
+            caught(by_source[source], subset)
+            for subset in (today, five, codes, held_out(source, codes), chosen)
+        ]
         print(
-            f"| {source} | {_cell(before)} | {_cell(every)} | {_cell(after)} | "
+            f"| {source} | "
+            + " | ".join(_cell(cell) for cell in cells)
+            + " | "
             + ", ".join(f"`{code}`" for code in chosen)
             + " |"
         )
+
+
+def held_out(source: str, codes: list[str]) -> list[str]:
+    """The checks whose rule was written without reading `source`'s fix rows."""
+    return [code for code in codes if source not in READ_ON.get(code, frozenset())]
 
 
 def _cell(figures: tuple[int, int, int, int]) -> str:

@@ -24,6 +24,7 @@ from app.evidence.counted_set import find_counted_set
 from app.evidence.finding import Detected, Finding, Span
 from app.evidence.free_variables import find_auto_bound
 from app.evidence.function_space_distance import find_function_space_distance
+from app.evidence.iff_precedence import find_implication_in_iff
 from app.evidence.infinite_cardinality import find_infinite_cardinality
 from app.evidence.junk_value import find_junk_value
 from app.evidence.measure_dimension import find_measure_dimension
@@ -32,9 +33,11 @@ from app.evidence.number_type import find_narrower_number_type
 from app.evidence.range_offset import find_range_offset
 from app.evidence.shadowed_binder import find_shadowed_binder
 from app.evidence.truncating_subtraction import find_truncating_subtraction
+from app.evidence.unused_binder import find_unused_variable
+from app.evidence.zero_denominator import find_nat_zero_denominator
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-5"
+EVIDENCE_VERSION = "evidence-6"
 CHECK_FAILED = "check_failed"
 
 CONTRACT_TEXT_IN_INPUT = Check(
@@ -130,6 +133,24 @@ CONTRADICTORY_HYPOTHESES = Check(
     "hypotheses bound a variable by numbers no value satisfies, so the theorem is vacuous",
     find_contradictory_hypotheses,
 )
+UNUSED_VARIABLE = Check(
+    "unused_variable",
+    Severity.REVIEW,
+    "a theorem binder of data (`(b : ℝ)`) that nothing in the statement uses",
+    find_unused_variable,
+)
+IMPLICATION_IN_IFF = Check(
+    "implication_in_iff",
+    Severity.REVIEW,
+    "`h → A ↔ B` or `A ↔ h → B` unbracketed: `↔` binds looser, so `h` joins one side",
+    find_implication_in_iff,
+)
+NAT_ZERO_DENOMINATOR = Check(
+    "nat_zero_denominator",
+    Severity.REVIEW,
+    "a division `/ n` by an `n : ℕ` nothing keeps away from 0, where `x / 0 = 0`",
+    find_nat_zero_denominator,
+)
 
 CHECKS: tuple[Check, ...] = (
     CONTRACT_TEXT_IN_INPUT,
@@ -147,6 +168,9 @@ CHECKS: tuple[Check, ...] = (
     NARROWER_NUMBER_TYPE,
     RANGE_OFFSET,
     CONTRADICTORY_HYPOTHESES,
+    UNUSED_VARIABLE,
+    IMPLICATION_IN_IFF,
+    NAT_ZERO_DENOMINATOR,
 )
 
 

@@ -1,4 +1,5 @@
-"""Re-scoring screenings stored under evidence-4 with evidence-5's new checks, on SQLite and
+"""Re-scoring screenings stored under evidence-4 with evidence-5's new checks (run by
+today's code, evidence-6, whose own new checks see none of these pairs), on SQLite and
 PostgreSQL. No model is called; both stored readings are faithful under today's parser.
 
     NARROWER   passed  reals typed `ℕ`                        -> needs_review
@@ -60,7 +61,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     ids = await seed(session_factory)
     run = await dry_run(session_factory, Scope())
     diff = run.diff
-    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-5"
+    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-6"
     assert dict(diff.transitions) == {"passed -> needs_review": 3}
     assert sorted(diff.changed_ids) == sorted(ids[name] for name in NEW_CODES)
     assert (await stored(session_factory, ids["range"])).outcome == "passed"  # nothing written
@@ -74,7 +75,7 @@ async def test_applying_stores_each_new_finding_with_its_span(
     spans = {"narrower": "x", "range": "Finset.range n", "vacuous": "0"}
     for name, code in NEW_CODES.items():
         screening = await stored(session_factory, ids[name])
-        assert (screening.outcome, screening.evidence_version) == ("needs_review", "evidence-5")
+        assert (screening.outcome, screening.evidence_version) == ("needs_review", EVIDENCE_VERSION)
         assert f"evidence_review:{code}" in screening.reasons
         finding = screening.evidence[0]
         assert finding["code"] == code and finding["severity"] == "review"

@@ -1,0 +1,87 @@
+"""Re-scoring screenings stored under evidence-5 with evidence-6's new checks, on SQLite and
+PostgreSQL. No model is called; both stored readings are faithful under today's parser.
+
+    UNUSED      passed  `b` declared, never used              -> needs_review
+    IFF         passed  `h → A ↔ B` unbracketed               -> needs_review
+    DENOMINATOR passed  `(1 : ℝ) / n` with nothing on `n`     -> needs_review
+    CLEAN       passed  nothing to find                        (stays passed, restamped)
+"""
+
+from __future__ import annotations
+
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.evidence import EVIDENCE_VERSION
+from app.repositories.rescores import Scope
+from app.vocabulary import Pair
+from tests.support.rescoring import applied, dry_run, stored, stored_screening
+from tests.support.scripted_openai import contract_reply
+
+FAITHFUL = contract_reply("FAITHFUL")
+# PutnamBench putnam_2010_a3 before a414636 dropped the `b` of `a h_x + b h_y`.
+UNUSED = Pair(
+    "Suppose $h = a h_x + b h_y$ for some constants $a, b$. Show that $h = 0$.",
+    "theorem t (h : ℝ → ℝ) (a b : ℝ) (H : ∀ x, h x = a * deriv h x) : h = 0 := by sorry",
+)
+# PutnamBench putnam_2023_b3 before 9f8cf2b: the guard joined the left side of the `↔`.
+IFF = Pair(
+    "Show that for every $i$ with $i + 2 < k$, $y_{i+2} < y_{i+1}$ iff $y_i < y_{i+1}$.",
+    "theorem t (y : ℕ → ℝ) (k : ℕ) : ∀ i, i + 2 < k → y (i + 2) < y (i + 1) ↔ y i < y (i + 1)",
+)
+# PutnamBench putnam_2003_a2 before 9cd2031, which added `0 < n`.
+DENOMINATOR = Pair(
+    "Show that $(a_1 \\cdots a_n)^{1/n} \\le (a_1 + \\cdots + a_n) / n$.",
+    "theorem t (n : ℕ) (a : Fin n → ℝ) : (∏ i, a i) ^ ((1 : ℝ) / n) ≤ (∑ i, a i) / n",
+)
+CLEAN = Pair(
+    "Let $x$ be a real number. Show that $x^2 \\geq 0$.",
+    "theorem t (x : ℝ) : x ^ 2 ≥ 0 := by sorry",
+)
+CASES = {"unused": UNUSED, "iff": IFF, "denominator": DENOMINATOR, "clean": CLEAN}
+NEW_CODES = {
+    "unused": "unused_variable",
+    "iff": "implication_in_iff",
+    "denominator": "nat_zero_denominator",
+}
+SPANS = {"unused": "b", "iff": "↔", "denominator": "/ n"}
+
+
+async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
+    async with session_factory() as session:
+        ids = {
+            name: await stored_screening(
+                session, pair, name, (FAITHFUL, FAITHFUL), evidence_version="evidence-5"
+            )
+            for name, pair in CASES.items()
+        }
+        await session.commit()
+    return ids
+
+
+async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    ids = await seed(session_factory)
+    run = await dry_run(session_factory, Scope())
+    diff = run.diff
+    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-6"
+    assert dict(diff.transitions) == {"passed -> needs_review": 3}
+    assert sorted(diff.changed_ids) == sorted(ids[name] for name in NEW_CODES)
+    assert (await stored(session_factory, ids["iff"])).outcome == "passed"  # nothing written
+
+
+async def test_applying_stores_each_new_finding_with_its_span(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    ids = await seed(session_factory)
+    await applied(session_factory)
+    for name, code in NEW_CODES.items():
+        screening = await stored(session_factory, ids[name])
+        assert (screening.outcome, screening.evidence_version) == ("needs_review", "evidence-6")
+        assert f"evidence_review:{code}" in screening.reasons
+        [finding] = screening.evidence
+        assert finding["code"] == code and finding["severity"] == "review"
+        line = CASES[name].formal.split("\n")[finding["line"] - 1]
+        assert line[finding["column"] : finding["end_column"]] == SPANS[name]
+    clean = await stored(session_factory, ids["clean"])
+    assert (clean.outcome, clean.evidence) == ("passed", [])
