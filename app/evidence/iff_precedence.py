@@ -1,8 +1,9 @@
 """Lint `implication_in_iff`: a `→` and a `↔` at one bracket level, with nothing between
 them that ends either one's operand.
 
-`↔` binds looser than `→` (Lean 4: `↔` is `infix:20`, `→` has precedence 25;
-`Init/Core.lean`), so `h → A ↔ B` is `(h → A) ↔ B` and `A ↔ h → B` is `A ↔ (h → B)`.
+`↔` binds looser than `→` (Lean 4: `↔` is `infix:20` in `Init/Core.lean`, the arrow
+`checkPrec 25 >> " → " >> termParser 25` in `Lean/Parser/Term.lean`), so `h → A ↔ B`
+is `(h → A) ↔ B` and `A ↔ h → B` is `A ↔ (h → B)`.
 Written so, a condition meant for the whole equivalence (`∀ i, i + 2 < k → (A ↔ B)`,
 `a ≠ 0 → (S a ↔ E a)`) becomes part of one side: PutnamBench `putnam_2023_b3` before
 its fix 9f8cf2b, `putnam_1977_a2` before 25bc648. Fires when, from a `↔`, the nearest
