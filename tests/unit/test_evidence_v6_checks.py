@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from app.evidence import CHECKS, EVIDENCE_VERSION
-from app.vocabulary import Severity
+from app.evidence import CHECKS, EVIDENCE_VERSION, run_checks
+from app.vocabulary import Pair, Severity
 from tests.support.evidence_checks import findings, spanned
 
 NEW = ("unused_variable", "implication_in_iff", "nat_zero_denominator")
@@ -149,3 +149,36 @@ def test_nat_zero_denominator_fires_on_an_unguarded_natural_denominator(formal: 
 )
 def test_nat_zero_denominator_is_silent_on_near_misses(formal: str, informal: str) -> None:
     assert findings("nat_zero_denominator", formal, informal) == []
+
+
+# --- hostile text -----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("informal", "formal"),
+    [
+        ("", "theorem t " + "(a : ℝ) " * 10_000 + ": True"),  # one name declared 10,000 times
+        ("", "theorem t " + " ".join(f"(x{i} : ℝ)" for i in range(5_000)) + " : True"),
+        ("", "theorem t (p : Prop) : " + "p → p ↔ " * 10_000 + "p"),
+        ("", "theorem t (p : Prop) : " + "(p ↔ " * 20_000 + "p" + ")" * 20_000),
+        ("", "theorem t (p : Prop) : " + "(p → " * 20_000 + "p" + ") ↔ p" * 20_000),
+        ("a / b", "theorem t (n : ℕ) (x : ℝ) : " + "x / n + " * 10_000 + "0 ≤ 1"),
+        ("a / b", "theorem t " + " ".join(f"(n{i} : ℕ)" for i in range(5_000)) + " : 1 = 1"),
+    ],
+)
+def test_the_new_checks_stay_bounded_on_hostile_text(informal: str, formal: str) -> None:
+    found = [f for f in run_checks(Pair(informal, formal)) if f.code in (*NEW, "check_failed")]
+    assert all(f.code in NEW for f in found)  # none raised
+    for code in NEW:
+        assert sum(f.code == code for f in found) <= 5
+
+
+def test_the_hostile_shapes_do_fire_the_checks_they_are_for() -> None:
+    unused = Pair("", "theorem t " + " ".join(f"(x{i} : ℝ)" for i in range(5_000)) + " : True")
+    iffs = Pair("", "theorem t (p : Prop) : " + "p → p ↔ " * 10_000 + "p")
+    nested = Pair("", "theorem t (p : Prop) : " + "(p → " * 2_000 + "p" + ") ↔ p" * 2_000)
+    divisions = Pair("a / b", "theorem t (n : ℕ) (x : ℝ) : " + "x / n + " * 10_000 + "0 ≤ 1")
+    assert [f.code for f in run_checks(unused)] == ["unused_variable"] * 5
+    assert [f.code for f in run_checks(iffs)] == ["implication_in_iff"] * 5
+    assert [f.code for f in run_checks(nested)] == ["implication_in_iff"] * 5
+    assert [f.code for f in run_checks(divisions)] == ["nat_zero_denominator"]
