@@ -40,6 +40,10 @@ WHY_NAMES_CLASS: dict[str, str] = {
     "narrower_number_type": r"typed ℕ.*(real|integer)|over (positive )?reals",
     "range_offset": r"Finset\.range|off by one|last term",
     "contradictory_hypotheses": r"vacuous|contradictory",
+    "unused_variable": r"unused|never used|not used|dropped",
+    # Big-operator rows also say "parses as"; they are `big_operator_scope`'s class.
+    "implication_in_iff": r"↔[^.]*→|→[^.]*↔",
+    "nat_zero_denominator": r"0/0|/ 0\b|division by (zero|0)",
 }
 
 
