@@ -155,19 +155,25 @@ async def test_over_http_a_lease_lapses_and_another_reviewer_takes_over(
     start_api: StartApi, unconfigured_settings: Settings, moved_clock: MovableClock
 ) -> None:
     """The lease runs on the application's clock: moved past it, not waited for, so the
-    second reviewer's own lease cannot lapse too on a loaded machine."""
-    settings = unconfigured_settings.model_copy(update={"auth": "on", "review_claim_seconds": 60})
+    second reviewer's own lease cannot lapse too on a loaded machine. Real time still flows
+    under the moved offset, so the step that must land inside a lease lands mid-way, with
+    five minutes to spare (moving it to 59 of 60 s failed once when four suites shared
+    two cores and bob's claim came more than a second after alice's)."""
+    lease = 600
+    settings = unconfigured_settings.model_copy(
+        update={"auth": "on", "review_claim_seconds": lease}
+    )
     async with start_api(settings, with_worker=False) as api:
         (item_id,) = await seed_items(api, 1)
         alice, bob = [await make_key(api, AccessRole.REVIEWER, n) for n in ("alice", "bob")]
         claim = f"/v1/queue/{item_id}/claim"
         first = await api.client.post(claim, headers=bearer(alice))
         assert first.status_code == 200 and first.json()["claimed_by"] == "alice"
-        moved_clock.advance(59)
+        moved_clock.advance(lease / 2)
         assert (
             error_code(await api.client.post(claim, headers=bearer(bob)), 409) == "claimed_by_other"
         )
-        moved_clock.advance(2)
+        moved_clock.advance(lease / 2 + 1)  # past alice's lease; bob's new one has 600 s
         taken = await api.client.post(claim, headers=bearer(bob))
         assert taken.status_code == 200 and taken.json()["claimed_by"] == "bob", taken.text
         decision = {"decision": "faithful"}
