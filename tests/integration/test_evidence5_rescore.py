@@ -15,10 +15,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.evidence import EVIDENCE_VERSION
 from app.repositories.rescores import Scope
 from app.vocabulary import Pair
-from tests.support.rescoring import applied, dry_run, stored, stored_screening
-from tests.support.scripted_openai import contract_reply
+from tests.support.rescoring import (
+    applied,
+    assert_each_new_finding_stored,
+    dry_run,
+    stored,
+    stored_passed,
+)
 
-FAITHFUL = contract_reply("FAITHFUL")
 # miniF2F amc12a_2019_p12 before its fix typed the positive reals `x y : ℕ`.
 NARROWER = Pair(
     "Let $x$ and $y$ be positive real numbers with $xy = 64$. Show that $x + y \\geq 16$.",
@@ -44,15 +48,7 @@ NEW_CODES = {
 
 
 async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
-    async with session_factory() as session:
-        ids = {
-            name: await stored_screening(
-                session, pair, name, (FAITHFUL, FAITHFUL), evidence_version="evidence-4"
-            )
-            for name, pair in CASES.items()
-        }
-        await session.commit()
-    return ids
+    return await stored_passed(session_factory, CASES, evidence_version="evidence-4")
 
 
 async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
@@ -73,13 +69,4 @@ async def test_applying_stores_each_new_finding_with_its_span(
     ids = await seed(session_factory)
     await applied(session_factory)
     spans = {"narrower": "x", "range": "Finset.range n", "vacuous": "0"}
-    for name, code in NEW_CODES.items():
-        screening = await stored(session_factory, ids[name])
-        assert (screening.outcome, screening.evidence_version) == ("needs_review", EVIDENCE_VERSION)
-        assert f"evidence_review:{code}" in screening.reasons
-        finding = screening.evidence[0]
-        assert finding["code"] == code and finding["severity"] == "review"
-        line = CASES[name].formal.split("\n")[finding["line"] - 1]
-        assert line[finding["column"] : finding["end_column"]] == spans[name]
-    clean = await stored(session_factory, ids["clean"])
-    assert (clean.outcome, clean.evidence) == ("passed", [])
+    await assert_each_new_finding_stored(session_factory, ids, CASES, NEW_CODES, spans, sole=False)

@@ -14,10 +14,14 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.evidence import EVIDENCE_VERSION
 from app.repositories.rescores import Scope
 from app.vocabulary import Pair
-from tests.support.rescoring import applied, dry_run, stored, stored_screening
-from tests.support.scripted_openai import contract_reply
+from tests.support.rescoring import (
+    applied,
+    assert_each_new_finding_stored,
+    dry_run,
+    stored,
+    stored_passed,
+)
 
-FAITHFUL = contract_reply("FAITHFUL")
 # PutnamBench putnam_2010_a3 before a414636 dropped the `b` of `a h_x + b h_y`.
 UNUSED = Pair(
     "Suppose $h = a h_x + b h_y$ for some constants $a, b$. Show that $h = 0$.",
@@ -47,15 +51,7 @@ SPANS = {"unused": "b", "iff": "↔", "denominator": "/ n"}
 
 
 async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, str]:
-    async with session_factory() as session:
-        ids = {
-            name: await stored_screening(
-                session, pair, name, (FAITHFUL, FAITHFUL), evidence_version="evidence-5"
-            )
-            for name, pair in CASES.items()
-        }
-        await session.commit()
-    return ids
+    return await stored_passed(session_factory, CASES, evidence_version="evidence-5")
 
 
 async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
@@ -75,13 +71,4 @@ async def test_applying_stores_each_new_finding_with_its_span(
 ) -> None:
     ids = await seed(session_factory)
     await applied(session_factory)
-    for name, code in NEW_CODES.items():
-        screening = await stored(session_factory, ids[name])
-        assert (screening.outcome, screening.evidence_version) == ("needs_review", "evidence-6")
-        assert f"evidence_review:{code}" in screening.reasons
-        [finding] = screening.evidence
-        assert finding["code"] == code and finding["severity"] == "review"
-        line = CASES[name].formal.split("\n")[finding["line"] - 1]
-        assert line[finding["column"] : finding["end_column"]] == SPANS[name]
-    clean = await stored(session_factory, ids["clean"])
-    assert (clean.outcome, clean.evidence) == ("passed", [])
+    await assert_each_new_finding_stored(session_factory, ids, CASES, NEW_CODES, SPANS, sole=True)

@@ -19,6 +19,7 @@ from app.repositories.reviews import ReviewRecord
 from app.rescore.replay import CURRENT_PARSER, Parser, Reader
 from app.rescore.service import RescoreRun, rescore
 from app.vocabulary import Pair, Purpose, Role
+from tests.support.scripted_openai import contract_reply
 
 
 async def stored_screening(
@@ -86,3 +87,46 @@ async def stored(session_factory: async_sessionmaker[AsyncSession], screening_id
         screening = await session.get(Screening, screening_id)
         assert screening is not None
         return screening
+
+
+async def stored_passed(
+    session_factory: async_sessionmaker[AsyncSession],
+    cases: Mapping[str, Pair],
+    evidence_version: str,
+) -> dict[str, str]:
+    """Each case stored as a screening both roles read FAITHFUL under `evidence_version`."""
+    faithful = contract_reply("FAITHFUL")
+    async with session_factory() as session:
+        ids = {
+            name: await stored_screening(
+                session, pair, name, (faithful, faithful), evidence_version=evidence_version
+            )
+            for name, pair in cases.items()
+        }
+        await session.commit()
+    return ids
+
+
+async def assert_each_new_finding_stored(
+    session_factory: async_sessionmaker[AsyncSession],
+    ids: Mapping[str, str],
+    cases: Mapping[str, Pair],
+    codes: Mapping[str, str],
+    spans: Mapping[str, str],
+    *,
+    sole: bool,
+) -> None:
+    """After an apply: each case of `codes` went to needs_review under today's version, its
+    first finding (its only one where `sole`) that code, marking `spans[name]` in the formal
+    text; `clean` stayed passed."""
+    for name, code in codes.items():
+        screening = await stored(session_factory, ids[name])
+        assert (screening.outcome, screening.evidence_version) == ("needs_review", EVIDENCE_VERSION)
+        assert f"evidence_review:{code}" in screening.reasons
+        assert len(screening.evidence) == 1 or not sole, screening.evidence
+        finding = screening.evidence[0]
+        assert finding["code"] == code and finding["severity"] == "review"
+        line = cases[name].formal.split("\n")[finding["line"] - 1]
+        assert line[finding["column"] : finding["end_column"]] == spans[name]
+    clean = await stored(session_factory, ids["clean"])
+    assert (clean.outcome, clean.evidence) == ("passed", [])
