@@ -28,6 +28,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 from typer.testing import CliRunner
 
+from app import clock
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
 from app.models.queue_item import Claim, QueueItem
@@ -35,6 +36,7 @@ from app.repositories import batches, decisions, pairs, queue_items, reviews, sc
 from app.repositories.queue_items import NewQueueItem
 from app.repositories.reviews import ReviewRecord
 from app.vocabulary import DecisionKind, Pair, QueueStatus
+from tests.support.clock import MovableClock
 from tests.support.in_process_api import Api
 
 BATCH = "00000000-0000-4000-8000-0000000000b1"
@@ -131,7 +133,7 @@ async def _decide(
     item_id = (
         await session.execute(select(QueueItem.id).where(QueueItem.screening_id == screening_id))
     ).scalar_one()
-    now = datetime.now(UTC)
+    now = clock.utcnow()
     held = Claim("ada", now + timedelta(hours=1), now)
     await queue_items.move(session, item_id, QueueStatus.CLAIMED, held, now=now)
     await _trail(session, item_id, screening_id, DecisionKind.DECISION, spec["decided"], now)
@@ -244,8 +246,16 @@ async def seeded(api: Api) -> None:
         await seed(session)
 
 
-async def test_the_batch_report_has_every_known_number(bare_api: Api) -> None:
-    start = datetime.now(UTC)
+async def test_the_batch_report_has_every_known_number(
+    bare_api: Api, moved_clock: MovableClock
+) -> None:
+    # The seed must fall within one UTC day: near midnight, move the clock past it.
+    to_midnight = (clock.utcnow() + timedelta(days=1)).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    ) - clock.utcnow()
+    if to_midnight < timedelta(minutes=10):
+        moved_clock.advance(to_midnight.total_seconds() + 1)
+    start = clock.utcnow()
     await seeded(bare_api)
     report = await get_report(bare_api, batch_id=BATCH)
     backlog, days = report.pop("backlog"), report.pop("days")
@@ -264,7 +274,7 @@ async def test_the_batch_report_has_every_known_number(bare_api: Api) -> None:
     assert backlog["oldest"]["item_id"] == s5[0]["id"] and len(s5) == 1
     as_of = datetime.fromisoformat(backlog["as_of"])
     created = datetime.fromisoformat(backlog["oldest"]["created_at"])
-    assert start <= created <= as_of <= datetime.now(UTC)
+    assert start <= created <= as_of <= clock.utcnow()
     assert backlog["oldest_age_seconds"] == pytest.approx((as_of - created).total_seconds())
 
 
