@@ -66,6 +66,7 @@ class ProviderNotConfigured(AppError):
             "provider_not_configured",
             "no LLM provider is configured for this request: set "
             + ", ".join(missing)
-            + ", or send the replies yourself in the 'replies' field",
+            + " where the server runs (the process that serves this API, not the client),"
+            " or send the replies yourself in the 'replies' field",
             field="replies",
         )
