@@ -59,7 +59,8 @@ def start(
     ] = 8192,
 ) -> None:
     """Install or find llama-server and the model, start it, wait until it is healthy,
-    and print the FAITHSCREEN_*_BASE_URL/_MODEL lines to use. A running one is reused."""
+    and print the FAITHSCREEN_*_BASE_URL/_MODEL lines to use, with reply caps and a
+    concurrency that fit a small model on one slot. A running one is reused."""
     options = ServerOptions(port=port, context_tokens=context_tokens)
     try:
         server = service.start(home, options, _say)

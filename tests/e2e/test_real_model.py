@@ -34,12 +34,6 @@ pytestmark = [pytest.mark.e2e, pytest.mark.real_model]
 # Calls to a 270M model on two quiet cores take seconds each (most of it reading the
 # prompt); the timeouts only bound a hung run.
 COMMAND_TIMEOUT = 900
-# A reply in the contract's shape fits in 48 tokens; a cap bounds the ones that ramble (the
-# pretrained model's), and one format re-ask doubles it, as for any provider.
-REPLY_TOKENS = {"MAX_TOKENS": "48", "MAX_TOKENS_CEILING": "96", "TIMEOUT_SECONDS": "300"}
-# One call at a time, as the server has one slot: a call's latency is then the model's, not
-# time spent queued behind the others.
-PIPELINE = {"FAITHSCREEN_FORMAT_RETRIES": "1", "FAITHSCREEN_LLM_CONCURRENCY": "1"}
 TEN = 10
 # The module's server's home folder, for the test that starts it a second time.
 HOME: list[str] = []
@@ -80,13 +74,6 @@ def local_model(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, 
         assert stopped.returncode == 0 and "stopped pid" in stopped.stderr, stopped.stderr
 
 
-def role_env(server: dict[str, str], **extra: str) -> dict[str, str]:
-    env = dict(server)
-    for role in ("TRANSLATOR", "JUDGE"):
-        env |= {f"FAITHSCREEN_{role}_{name}": value for name, value in REPLY_TOKENS.items()}
-    return env | PIPELINE | extra
-
-
 def ten_labelled(tmp_path: Path) -> Path:
     """Five faithful and five mismatch rows of the shared labelled set, as they are."""
     rows = dev_rows()
@@ -107,11 +94,13 @@ def reviews(database_url: str) -> list[dict[str, Any]]:
 
 
 def test_a_second_start_reuses_the_running_server(local_model: dict[str, str]) -> None:
+    # Where the server is, and the caps every test here runs with (48 tokens, re-asked at
+    # 96, one format re-ask, one call at a time for its one slot).
     assert set(local_model) == {
         f"FAITHSCREEN_{role}_{name}"
         for role in ("TRANSLATOR", "JUDGE")
-        for name in ("BASE_URL", "MODEL")
-    }
+        for name in ("BASE_URL", "MODEL", "MAX_TOKENS", "MAX_TOKENS_CEILING")
+    } | {"FAITHSCREEN_LLM_CONCURRENCY", "FAITHSCREEN_FORMAT_RETRIES"}
     base_url = local_model["FAITHSCREEN_TRANSLATOR_BASE_URL"]
     assert local_model["FAITHSCREEN_JUDGE_BASE_URL"] == base_url
     port = base_url.rsplit(":", 1)[1].removesuffix("/v1")
@@ -124,7 +113,7 @@ def test_a_second_start_reuses_the_running_server(local_model: dict[str, str]) -
 
 
 def test_providers_check_answers_for_both_roles(local_model: dict[str, str]) -> None:
-    checked = faithscreen(role_env(local_model), "providers", "check", timeout=COMMAND_TIMEOUT)
+    checked = faithscreen(local_model, "providers", "check", timeout=COMMAND_TIMEOUT)
     # Whether a 270M model's reply is readable is the model's affair (exit 0 or 1); that
     # each role was reached and answered is the server's and the client's.
     assert checked.returncode in (0, 1), checked.stderr
@@ -137,7 +126,7 @@ def test_screening_ten_labelled_pairs_stores_every_call_raw_and_eval_counts_them
     local_model: dict[str, str], tmp_path: Path
 ) -> None:
     database_url = f"sqlite:///{tmp_path / 'real.db'}"
-    env = role_env(local_model, FAITHSCREEN_DATABASE_URL=database_url)
+    env = local_model | {"FAITHSCREEN_DATABASE_URL": database_url}
     pairs = ten_labelled(tmp_path)
     screened = faithscreen(
         env, "screen", str(pairs), "--out", str(tmp_path / "out.jsonl"), timeout=COMMAND_TIMEOUT
@@ -225,7 +214,7 @@ def test_a_reply_cut_by_max_tokens_is_read_truncated_and_asked_again_with_more(
         "FAITHSCREEN_TRANSLATOR_MAX_TOKENS": "4",
         "FAITHSCREEN_TRANSLATOR_MAX_TOKENS_CEILING": "8",
     }
-    env = role_env(local_model, FAITHSCREEN_DATABASE_URL=database_url) | tiny
+    env = local_model | {"FAITHSCREEN_DATABASE_URL": database_url} | tiny
     pair = dev_rows()[0]
     path = tmp_path / "one.jsonl"
     path.write_text(json.dumps(pair) + "\n", encoding="utf-8")
@@ -245,7 +234,7 @@ def test_a_prompt_longer_than_the_context_is_a_stored_provider_error(
     local_model: dict[str, str], tmp_path: Path
 ) -> None:
     database_url = f"sqlite:///{tmp_path / 'long.db'}"
-    env = role_env(local_model, FAITHSCREEN_DATABASE_URL=database_url)
+    env = local_model | {"FAITHSCREEN_DATABASE_URL": database_url}
     # About 40 KB of hypotheses: more tokens than the server's 8,192-token context holds,
     # well inside the 64 KiB a statement may be.
     hypotheses = " ".join(f"(h{i} : x + {i} ≠ {i} + x + 1)" for i in range(1400))
