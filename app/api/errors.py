@@ -16,6 +16,7 @@ from starlette.requests import ClientDisconnect
 from starlette.routing import Match
 
 from app.errors import AppError
+from app.intake.requests import plain_message
 
 log = logging.getLogger("faithscreen.api")
 
@@ -53,11 +54,17 @@ def _validation_details(error: RequestValidationError) -> list[dict[str, Any]]:
     return [
         {
             "field": _field_path(tuple(e.get("loc", ()))),
-            "message": e.get("msg", ""),
+            "message": _message(e),
             "type": e.get("type"),
         }
         for e in error.errors()
     ]
+
+
+def _message(error: Mapping[str, Any]) -> str:
+    if error.get("type") == "model_type" and tuple(error.get("loc", ())) == ("body",):
+        return "send one JSON object (with the header Content-Type: application/json)"
+    return plain_message(error)
 
 
 async def _on_validation(_: Request, error: RequestValidationError) -> JSONResponse:

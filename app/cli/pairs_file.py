@@ -42,7 +42,13 @@ from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
-from app.intake.requests import MAX_TAG_LENGTH, MAX_TAGS, TAG_ALPHABET, ScreeningRequest
+from app.intake.requests import (
+    MAX_TAG_LENGTH,
+    MAX_TAGS,
+    TAG_ALPHABET,
+    ScreeningRequest,
+    plain_message,
+)
 from app.vocabulary import LABELS
 
 JSON_WHITESPACE = " \t\r\n"
@@ -190,7 +196,7 @@ def schema_problems(line: PairLine) -> list[LineProblem]:
         ScreeningRequest.model_validate(line.item)
     except ValidationError as error:
         return [
-            LineProblem(line.number, e["msg"], ".".join(str(part) for part in e["loc"]))
+            LineProblem(line.number, plain_message(e), ".".join(str(part) for part in e["loc"]))
             for e in error.errors(include_input=False)
         ]
     return []

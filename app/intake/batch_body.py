@@ -13,7 +13,7 @@ from pydantic_core import ErrorDetails, InitErrorDetails
 
 from app.errors import AppError
 from app.intake.json_text import TOO_DEEP, nests_too_deep, parse_json
-from app.intake.requests import ScreeningRequest, StorableText
+from app.intake.requests import ScreeningRequest, StorableText, plain_message
 
 JSONL_MEDIA_TYPES = frozenset({"application/x-ndjson", "application/jsonl"})
 # No Content-Type at all is read as JSON, as most clients send it.
@@ -141,4 +141,4 @@ def error_detail(item: RawItem | None, error: ErrorDetails) -> dict[str, Any]:
         message = f"{where} is not valid JSON" + (f": {why}" if why else "")
         return {"field": None, "code": "malformed_json", "message": message}
     loc = ".".join(str(part) for part in error["loc"]) or None
-    return {"field": loc, "code": error["type"], "message": error["msg"]}
+    return {"field": loc, "code": error["type"], "message": plain_message(error)}

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import UTC, datetime
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     AfterValidator,
@@ -133,3 +134,18 @@ class ScreeningRequest(BaseModel):
         description=f"At most {MAX_TAGS} tags, each 1-64 letters, digits and `_.:/-`, "
         "to slice calibration and reports by.",
     )
+
+
+def plain_message(error: Mapping[str, Any]) -> str:
+    """A refused field's message, for every intake path (REST, batches, pairs files, the
+    review page): what to send instead, where pydantic's wording names its internals ("at
+    least 1 item after validation", "match pattern '\\S'", a schema's class name). The
+    error's `type` stays pydantic's code, for programs."""
+    kind, context = error.get("type"), error.get("ctx") or {}
+    if kind in ("too_short", "string_too_short") and context.get("min_length") == 1:
+        return "must not be empty"
+    if kind == "string_pattern_mismatch" and context.get("pattern") == r"\S":
+        return "must contain a character other than white space"
+    if kind == "model_type":
+        return "must be one JSON object"
+    return str(error.get("msg", ""))

@@ -39,6 +39,7 @@ from app.api.queue_schemas import (
 from app.auth.principal import Principal
 from app.clock import utcnow
 from app.errors import AppError, NotFound
+from app.intake.requests import plain_message
 from app.models.api_key import AccessRole
 from app.reports.review_stats import person_stats
 from app.repositories import review_measures
@@ -374,7 +375,9 @@ def validated(model: type[Body], form: Mapping[str, object], item: int) -> Body:
     try:
         return model.model_validate(fields)
     except ValidationError as error:
-        problems = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in error.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, e['loc']))}: {plain_message(e)}" for e in error.errors()
+        )
         raise PageProblem(
             AppError(422, "validation_error", problems),
             back_url=f"/review/items/{item}",

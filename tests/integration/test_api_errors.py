@@ -92,6 +92,37 @@ async def test_an_invalid_field_is_a_422_naming_it(
     assert field in error["message"]
 
 
+PLAIN_MESSAGES = [
+    pytest.param(GOOD | {"formal": ""}, "formal: must not be empty", id="formal-empty"),
+    pytest.param(GOOD | {"informal": ""}, "informal: must not be empty", id="informal-empty"),
+    pytest.param(
+        GOOD | {"informal": "  \n "},
+        "informal: must contain a character other than white space",
+        id="informal-whitespace",
+    ),
+]
+
+
+@pytest.mark.parametrize(("body", "message"), PLAIN_MESSAGES)
+async def test_an_empty_statement_is_refused_in_plain_words(
+    idle_api: Api, body: dict[str, Any], message: str
+) -> None:
+    """Pydantic's own wording ("Value should have at least 1 item after validation",
+    "String should match pattern '\\S'") names its internals; `type` keeps its code."""
+    error = await rejected(idle_api, 422, url="/v1/screenings", json=body)
+    assert error["message"] == message
+    assert {d["type"] for d in error["details"]} <= {"too_short", "string_pattern_mismatch"}
+
+
+async def test_a_body_that_is_not_json_says_to_send_json(idle_api: Api) -> None:
+    form = {"informal": "a", "formal": "b"}
+    error = await rejected(idle_api, 422, url="/v1/screenings", data=form)
+    assert error["message"] == (
+        "body: send one JSON object (with the header Content-Type: application/json)"
+    )
+    assert "ScreeningRequest" not in json.dumps(error)
+
+
 NUL_FIELDS = ["informal", "formal", "header", "external_id", "replies.translator", "replies.judge"]
 
 

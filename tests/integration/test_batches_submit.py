@@ -174,6 +174,9 @@ async def test_invalid_items_are_reported_by_index_and_nothing_is_stored(idle_ap
         (5, "options.confirmations", "confirmations_need_provider"),
     }
     assert all(d["message"] for d in error["details"])
+    # In the words of the single-screening endpoint, not pydantic's ("match pattern '\\S'").
+    [blank] = [d for d in error["details"] if d["code"] == "string_pattern_mismatch"]
+    assert blank["message"] == "must contain a character other than white space"
     assert await row_counts(idle_api) == NOTHING_STORED
 
 

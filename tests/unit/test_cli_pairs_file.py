@@ -192,6 +192,11 @@ def test_problems_are_grouped_by_what_is_wrong_in_first_seen_order() -> None:
     ]
 
 
+def test_a_line_with_an_empty_statement_is_refused_in_the_api_s_words(tmp_path: Path) -> None:
+    found = survey(write(tmp_path, json.dumps(REQUEST | {"formal": ""})))
+    assert describe_problems(found.problems) == ["line 1: formal: must not be empty"]
+
+
 def test_intake_errors_are_named_by_the_line_of_their_index(tmp_path: Path) -> None:
     found = survey(write(tmp_path, json.dumps(REQUEST), "", json.dumps(REQUEST)))
     details: list[dict[str, Any]] = [
