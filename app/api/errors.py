@@ -105,7 +105,13 @@ async def _on_http_error(request: Request, error: StarletteHTTPException) -> JSO
     headers = dict(error.headers or {})
     if error.status_code == 405:
         headers["Allow"] = ", ".join(_allowed_methods(request))
-    return error_response(error.status_code, code, str(error.detail), headers=headers)
+    message = str(error.detail)
+    if error.status_code == 404 and message == "Not Found":  # no route: a typo, or `/`
+        message = (
+            f"no endpoint {request.method} {request.url.path}: the API's endpoints are "
+            "listed at /docs, the review pages start at /review"
+        )
+    return error_response(error.status_code, code, message, headers=headers)
 
 
 def _allowed_methods(request: Request) -> list[str]:

@@ -359,7 +359,12 @@ async def test_an_unknown_screening_is_a_404(idle_api: Api, screening_id: str) -
 async def test_unknown_routes_share_the_error_shape(
     idle_api: Api, method: str, url: str, status: int
 ) -> None:
-    await rejected(idle_api, status, method=method, url=url)
+    error = await rejected(idle_api, status, method=method, url=url)
+    if status == 404:  # a typo, or the address alone: where to look instead
+        assert error["message"] == (
+            f"no endpoint GET {url}: the API's endpoints are listed at /docs, "
+            "the review pages start at /review"
+        )
 
 
 async def test_a_405_says_which_methods_are_allowed(idle_api: Api) -> None:
