@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Annotated
 
-from fastapi import Depends
+from fastapi import Depends, Request
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 
 from app.api.deps import RuntimeDep
@@ -32,20 +32,33 @@ _bearer = HTTPBearer(
 CredentialsDep = Annotated[HTTPAuthorizationCredentials | None, Depends(_bearer)]
 
 
-async def authenticate(runtime: RuntimeDep, credentials: CredentialsDep) -> Principal:
+async def authenticate(
+    request: Request, runtime: RuntimeDep, credentials: CredentialsDep
+) -> Principal:
     if runtime.settings.auth == "off":
         return ANONYMOUS
     if credentials is None:
-        raise Unauthorized(
-            "this endpoint needs an API key: send 'Authorization: Bearer <key>' "
-            "(an admin creates keys with `faithscreen keys create`)"
-        )
+        raise Unauthorized(_no_bearer_key(request.headers.get("authorization")))
     async with runtime.sessions() as session:
         principal = await service.principal_for(session, credentials.credentials)
         await session.commit()  # the key's last_used_at, when it was due
     if principal is None:
         raise Unauthorized("the API key is not valid (unknown or revoked)")
     return principal
+
+
+def _no_bearer_key(header: str | None) -> str:
+    """Why no key was read: none sent, or one sent without the `Bearer` scheme (the
+    header's value is not echoed: it may be the key)."""
+    if header and header.strip():
+        return (
+            "the Authorization header must read 'Bearer <key>': a value was sent without "
+            "the 'Bearer ' scheme"
+        )
+    return (
+        "this endpoint needs an API key: send 'Authorization: Bearer <key>' "
+        "(an admin creates keys with `faithscreen keys create`)"
+    )
 
 
 def require(needed: AccessRole) -> Callable[[Principal], Awaitable[Principal]]:

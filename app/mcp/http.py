@@ -41,7 +41,9 @@ class KeyGuard:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         try:
-            principal = await authenticate(request.app.state.runtime, await _bearer(request))
+            principal = await authenticate(
+                request, request.app.state.runtime, await _bearer(request)
+            )
             require_role(principal, AccessRole.SUBMITTER)
         except AppError as error:  # a 401 with its challenge, a 403
             refusal = app_error_response(error)

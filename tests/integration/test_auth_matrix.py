@@ -123,6 +123,23 @@ async def _revoked_key(api: Api) -> str:
     return key
 
 
+@pytest.mark.parametrize(
+    ("headers", "message"),
+    [
+        ({}, "this endpoint needs an API key: send 'Authorization: Bearer <key>'"),
+        ({"Authorization": "KEY"}, "the Authorization header must read 'Bearer <key>'"),
+        ({"Authorization": "Basic KEY"}, "the Authorization header must read 'Bearer <key>'"),
+    ],
+)
+async def test_a_401_without_a_bearer_key_says_which_mistake_it_was(
+    auth_api: Api, headers: dict[str, str], message: str
+) -> None:
+    response = await auth_api.client.get("/v1/screenings", headers=headers)
+    _assert_unauthorized(response, str(headers))
+    error = response.json()["error"]
+    assert error["message"].startswith(message) and "KEY" not in error["message"]
+
+
 def _invalid_credentials(revoked: str) -> dict[str, dict[str, str]]:
     return {
         "no key": {},
