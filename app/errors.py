@@ -66,7 +66,7 @@ class ProviderNotConfigured(AppError):
             "provider_not_configured",
             "no LLM provider is configured for this request: set "
             + ", ".join(missing)
-            + " where the server runs (the process that serves this API, not the client),"
-            " or send the replies yourself in the 'replies' field",
+            + " in the environment of the process that screens (the server's, not an API"
+            " client's), or send the replies yourself in the 'replies' field",
             field="replies",
         )

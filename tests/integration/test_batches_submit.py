@@ -192,6 +192,8 @@ async def test_items_needing_an_unconfigured_provider_are_invalid(bare_api: Api)
         "provider_not_configured",
     )
     assert "FAITHSCREEN_TRANSLATOR_BASE_URL" in detail["message"]
+    # A pipeline author must not export them on the client, where they do nothing.
+    assert "the process that screens (the server's, not an API client's)" in detail["message"]
     assert await row_counts(bare_api) == NOTHING_STORED
 
 
