@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import signal
 import sys
 from pathlib import Path
 from typing import Annotated, Any
@@ -72,7 +73,7 @@ def screen_command(
         asyncio.run(_screen(pairs, found, body, settings, out, key))
     except CommandFailed as error:
         fail_command("screen", error)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (_stop_on_sigterm)
         # What was stored stays stored: queued pairs are screened by the next `faithscreen
         # serve` or `faithscreen worker` on this database.
         stopped = CommandFailed("interrupted; stored pairs stay in the database", EXIT_INTERRUPTED)
@@ -87,14 +88,16 @@ async def _screen(
     out: Path | None,
     key: str | None,
 ) -> None:
+    _stop_on_sigterm()
     runtime = local_runtime(settings)
     try:
         accepted = await intake_locally(runtime, pairs, found, body, idempotency_key=key)
         batch = accepted.batch
         if not accepted.created:
             typer.echo(
-                f"faithscreen screen: {pairs} was screened before as batch {batch.id}; "
-                "these are its results (--again screens it anew)",
+                f"faithscreen screen: {pairs} was submitted before as batch {batch.id}; "
+                "these are its results, any still queued screened now (--again screens it "
+                "anew)",
                 err=True,
             )
         runtime.start()
@@ -103,6 +106,16 @@ async def _screen(
     finally:
         await runtime.stop()
     conclude(progress)
+
+
+def _stop_on_sigterm() -> None:
+    """SIGTERM (a pipeline's timeout, `kill`) stops `screen` as Ctrl-C does: the run is
+    cancelled, the worker drains within the grace and releases what it could not finish,
+    so a later run on this database need not wait for those jobs' leases to lapse. (Asyncio
+    does this for SIGINT alone, and a background job of a script has SIGINT ignored.)"""
+    task = asyncio.current_task()
+    if task is not None:
+        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
 def local_runtime(settings: Settings) -> Runtime:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ import pytest
 import sqlalchemy as sa
 
 from app.db.engine import sync_url
-from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
-from tests.support.serve_process import FAITHSCREEN, StartServe, provider_env
+from tests.support.scripted_openai import Hang, Reply, ScriptedOpenAI, contract_reply
+from tests.support.serve_process import FAITHSCREEN, StartServe, db_rows, provider_env
 
 pytestmark = pytest.mark.e2e
 
@@ -216,6 +217,38 @@ def stored_screenings(database_url: str) -> int:
             return int(connection.execute(sa.text("SELECT count(*) FROM screenings")).scalar_one())
     finally:
         engine.dispose()
+
+
+def test_sigterm_stops_screen_and_releases_its_jobs_for_the_next_run(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    """A pipeline's timeout sends SIGTERM: `screen` stops as on Ctrl-C, and leaves no job
+    held by a lease a later run on this database would first have to wait out."""
+    scripted_openai.script("cli_hang", steps=[Hang(600)] * 4)
+    env = provider_env(
+        scripted_openai.base_url,
+        FAITHSCREEN_DATABASE_URL=database_url,
+        FAITHSCREEN_SHUTDOWN_GRACE_SECONDS="1",
+    )
+    line = {"informal": INFORMAL, "formal": formal("cli_hang")}
+    base = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
+    process = subprocess.Popen(
+        [FAITHSCREEN, "screen", str(pairs_file(tmp_path, [line]))],
+        env=base | env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        scripted_openai.wait_for_requests(1)  # a call is in flight: the job is leased
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=120)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert "interrupted; stored pairs stay in the database" in stderr
+    jobs = db_rows(database_url, "SELECT status, lease_owner FROM jobs")
+    assert jobs == [{"status": "queued", "lease_owner": None}]
 
 
 def test_submit_sends_its_api_key_and_says_when_one_is_needed(
