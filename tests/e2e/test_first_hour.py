@@ -58,7 +58,7 @@ def test_screen_run_twice_prints_the_earlier_results_and_again_screens_anew(
     second = faithscreen(env, "screen", str(path))
     assert second.returncode == 0, second.stderr
     assert second.stdout == first.stdout  # the same screenings, ids and all
-    assert "screened before as batch" in second.stderr and "--again" in second.stderr
+    assert "submitted before as batch" in second.stderr and "--again" in second.stderr
     assert len(scripted_openai.requests) == asked
     assert stored_screenings(database_url) == 4
 
@@ -66,7 +66,7 @@ def test_screen_run_twice_prints_the_earlier_results_and_again_screens_anew(
     anew = faithscreen(env, "screen", str(path), "--again")
     assert anew.returncode == 0, anew.stderr
     check_results(anew.stdout)
-    assert "screened before" not in anew.stderr
+    assert "submitted before" not in anew.stderr
     assert len(scripted_openai.requests) > asked
     assert stored_screenings(database_url) == 8
 
