@@ -6,6 +6,7 @@ see `app.cli.batch`). `eval run` without --server screens its file the same way.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import signal
@@ -114,8 +115,10 @@ def _stop_on_sigterm() -> None:
     so a later run on this database need not wait for those jobs' leases to lapse. (Asyncio
     does this for SIGINT alone, and a background job of a script has SIGINT ignored.)"""
     task = asyncio.current_task()
+    # Event loops without signal handlers (Windows') keep SIGTERM's default.
     if task is not None:
-        asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
+        with contextlib.suppress(NotImplementedError):
+            asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
 def local_runtime(settings: Settings) -> Runtime:
