@@ -80,12 +80,16 @@ def pairs_file(tmp_path: Path, lines: list[dict[str, Any] | None], name: str = "
     return path
 
 
+def cli_env(env: dict[str, str]) -> dict[str, str]:
+    """This environment without the developer's FAITHSCREEN_* settings, plus `env`."""
+    return {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")} | env
+
+
 def faithscreen(
     env: dict[str, str], *args: str, timeout: float = 120
 ) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
     return subprocess.run(
-        [FAITHSCREEN, *args], env=base | env, capture_output=True, text=True, timeout=timeout
+        [FAITHSCREEN, *args], env=cli_env(env), capture_output=True, text=True, timeout=timeout
     )
 
 
@@ -231,10 +235,9 @@ def test_sigterm_stops_screen_and_releases_its_jobs_for_the_next_run(
         FAITHSCREEN_SHUTDOWN_GRACE_SECONDS="1",
     )
     line = {"informal": INFORMAL, "formal": formal("cli_hang")}
-    base = {k: v for k, v in os.environ.items() if not k.startswith("FAITHSCREEN_")}
     process = subprocess.Popen(
         [FAITHSCREEN, "screen", str(pairs_file(tmp_path, [line]))],
-        env=base | env,
+        env=cli_env(env),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

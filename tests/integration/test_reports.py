@@ -250,9 +250,8 @@ async def test_the_batch_report_has_every_known_number(
     bare_api: Api, moved_clock: MovableClock
 ) -> None:
     # The seed must fall within one UTC day: near midnight, move the clock past it.
-    to_midnight = (clock.utcnow() + timedelta(days=1)).replace(
-        hour=0, minute=0, second=0, microsecond=0
-    ) - clock.utcnow()
+    now = clock.utcnow()
+    to_midnight = (now + timedelta(days=1)).replace(hour=0, minute=0, second=0, microsecond=0) - now
     if to_midnight < timedelta(minutes=10):
         moved_clock.advance(to_midnight.total_seconds() + 1)
     start = clock.utcnow()
