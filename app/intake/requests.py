@@ -139,8 +139,8 @@ class ScreeningRequest(BaseModel):
 def plain_message(error: Mapping[str, Any]) -> str:
     """A refused field's message, for every intake path (REST, batches, pairs files, the
     review page): what to send instead, where pydantic's wording names its internals ("at
-    least 1 item after validation", "match pattern '\\S'", a schema's class name). The
-    error's `type` stays pydantic's code, for programs."""
+    least 1 item after validation" of a string, "match pattern '\\S'", a schema's class
+    name). The error's `type` stays pydantic's code, for programs."""
     kind, context = error.get("type"), error.get("ctx") or {}
     if kind in ("too_short", "string_too_short") and context.get("min_length") == 1:
         return "must not be empty"
@@ -148,4 +148,7 @@ def plain_message(error: Mapping[str, Any]) -> str:
         return "must contain a character other than white space"
     if kind == "model_type":
         return "must be one JSON object"
+    if kind == "too_long" and "max_length" in context:  # "Value should have at most 512 items"
+        unit = "items" if context.get("field_type") == "List" else "characters"
+        return f"must be at most {context['max_length']} {unit}, not {context['actual_length']}"
     return str(error.get("msg", ""))

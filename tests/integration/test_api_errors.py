@@ -100,18 +100,30 @@ PLAIN_MESSAGES = [
         "informal: must contain a character other than white space",
         id="informal-whitespace",
     ),
+    pytest.param(
+        GOOD | {"external_id": "x" * 513},
+        "external_id: must be at most 512 characters, not 513",
+        id="external-id-long",
+    ),
+    pytest.param(
+        GOOD | {"tags": ["t"] * 17}, "tags: must be at most 16 items, not 17", id="tags-many"
+    ),
 ]
 
 
 @pytest.mark.parametrize(("body", "message"), PLAIN_MESSAGES)
-async def test_an_empty_statement_is_refused_in_plain_words(
+async def test_an_empty_or_long_field_is_refused_in_plain_words(
     idle_api: Api, body: dict[str, Any], message: str
 ) -> None:
     """Pydantic's own wording ("Value should have at least 1 item after validation",
     "String should match pattern '\\S'") names its internals; `type` keeps its code."""
     error = await rejected(idle_api, 422, url="/v1/screenings", json=body)
     assert error["message"] == message
-    assert {d["type"] for d in error["details"]} <= {"too_short", "string_pattern_mismatch"}
+    assert {d["type"] for d in error["details"]} <= {
+        "too_short",
+        "too_long",
+        "string_pattern_mismatch",
+    }
 
 
 async def test_a_body_that_is_not_json_says_to_send_json(idle_api: Api) -> None:
