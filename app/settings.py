@@ -48,6 +48,13 @@ class ProviderSettings(BaseModel):
     max_retries: int = Field(default=3, ge=0, le=10)
     # Optional requests-per-minute limit for this provider (0: none).
     requests_per_minute: int = Field(default=0, ge=0)
+    # The longest pause a Retry-After (or retry-after-ms) from this provider may impose; a
+    # longer one is cut to this, so one answer cannot park every screening for days.
+    max_retry_after_seconds: float = Field(default=300.0, ge=0, le=86400)
+    # Bytes of one response body read from this provider; reading stops there and the call
+    # fails "reply too large" (never passes). 1 MiB: four times a supplied reply's cap
+    # (FAITHSCREEN_MAX_REPLY_BYTES), room for such a reply however JSON escapes it.
+    max_response_bytes: int = Field(default=1024 * 1024, ge=1)
 
     def missing(self, role: Role) -> list[str]:
         """The environment variables that must still be set for this role to be usable."""

@@ -15,8 +15,10 @@ class CallResult:
     process is not the provider's latency). `http_status` and `raw_body` are those of
     the final attempt (None when it got no response). `error` is set, and the reply
     fields are None, when the call failed; it starts with the kind of failure:
-    "HTTP 500", "timeout", "connection error", "protocol error" or "malformed body".
-    A failed call's `raw_body` and `error` have credentials redacted (app/llm/redaction.py).
+    "HTTP 500", "timeout", "connection error", "protocol error", "malformed body" or
+    "reply too large" (a body past the provider's `max_response_bytes`: `raw_body` then
+    holds its beginning only, app/llm/capped_body.py). A failed call's `raw_body` and
+    `error` have credentials redacted (app/llm/redaction.py).
     """
 
     content: str | None

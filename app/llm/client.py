@@ -4,6 +4,7 @@
 `error` says what went wrong. It raises only `ProviderBackoff`, when the provider asks
 for a longer pause than one call should hold a slot for. It never touches the database.
 A failed call's body and error text come back with credentials redacted (redaction.py).
+A response body is read only up to the provider's `max_response_bytes` (capped_body.py).
 
 The HTTP client is aiohttp: measured in a bare asyncio loop against the scripted provider
 (100 ms latency, 1.5 KB prompts) it spends about a quarter of httpx2's CPU per call, and
@@ -28,11 +29,13 @@ import aiohttp
 
 from app.llm.body import Completion, MalformedBody, read_completion
 from app.llm.call import CallResult
+from app.llm.capped_body import TOO_LARGE, read_capped, redact_cut, too_large_detail
 from app.llm.errors import ProviderBackoff
 from app.llm.redaction import redact
 from app.llm.retry import (
     MAX_WAIT_SECONDS,
     backoff_delay,
+    capped_wait,
     is_retryable_status,
     retry_after_seconds,
 )
@@ -66,11 +69,13 @@ class _Attempt:
 
 @dataclass(frozen=True, slots=True)
 class _Response:
-    """What an attempt keeps of a response: read whole, its connection already released."""
+    """What an attempt keeps of a response: read whole, or up to the cap (`cut_at`, None
+    when read whole), its connection already released."""
 
     status: int
     headers: Mapping[str, str]
     text: str
+    cut_at: int | None = None
 
 
 class LLMClient:
@@ -113,6 +118,7 @@ class LLMClient:
         # trickles a byte now and then would otherwise hold the call forever.
         self._deadline = settings.timeout_seconds + settings.connect_timeout_seconds
         self._not_before = 0.0  # self._monotonic() before which no attempt starts
+        self._pause_asked: float | None = None  # the wait asked for, when the cap cut it
         self._next_rate_slot = 0.0  # requests_per_minute spacing
 
     @property
@@ -177,7 +183,7 @@ class LLMClient:
         now = self._monotonic()
         paused = self._not_before - now
         if paused > MAX_WAIT_SECONDS:
-            raise ProviderBackoff(paused)
+            raise ProviderBackoff(paused, asked=self._pause_asked)
         start = self._reserve_rate_slot(max(now, retry_at, self._not_before))
         if start > now:
             await self._sleep(start - now)
@@ -192,15 +198,16 @@ class LLMClient:
         return start
 
     def _retry_time(self, attempt: _Attempt, retry: int) -> float:
-        """When the next attempt may start; a 429 or Retry-After pauses the whole client."""
-        delay = attempt.retry_after
-        if delay is None:
-            delay = backoff_delay(retry, self._rng)
+        """When the next attempt may start; a 429 or Retry-After pauses the whole client,
+        never longer than `max_retry_after_seconds` (one answer must not park it for days)."""
+        asked, cap = attempt.retry_after, self._settings.max_retry_after_seconds
+        delay = backoff_delay(retry, self._rng) if asked is None else capped_wait(asked, cap)
+        over = asked if asked is not None and asked > delay else None  # what the cap cut
         retry_at = self._monotonic() + delay
-        if attempt.status == 429 or attempt.retry_after is not None:
-            self._not_before = max(self._not_before, retry_at)
+        if (attempt.status == 429 or asked is not None) and retry_at > self._not_before:
+            self._not_before, self._pause_asked = retry_at, over
         if delay > MAX_WAIT_SECONDS:
-            raise ProviderBackoff(delay)
+            raise ProviderBackoff(delay, asked=over)
         return retry_at
 
     async def _attempt(self, body: bytes) -> _Attempt:
@@ -229,13 +236,17 @@ class LLMClient:
         return _read_response(response, self._secrets)
 
     async def _post(self, body: bytes) -> _Response:
-        """POST the body and read the whole response; redirects are not followed."""
+        """POST the body and read the response up to the cap; redirects are not followed."""
         session = self._session or self._open()
+        limit = self._settings.max_response_bytes
         async with session.post(
             self._url, data=body, headers=_JSON_HEADERS, allow_redirects=False, proxy=self._proxy
         ) as response:
-            raw = await response.read()
-            return _Response(response.status, response.headers, _decode(raw, response.charset))
+            read = await read_capped(response, limit)
+            if not read.whole:
+                response.close()  # the rest is never read: the connection cannot serve again
+            text = _decode(read.data, response.charset)
+            return _Response(response.status, response.headers, text, None if read.whole else limit)
 
     def _open(self) -> aiohttp.ClientSession:
         """The client's one session: its connector holds `concurrency` connections, all
@@ -288,11 +299,12 @@ def _decode(raw: bytes, charset: str | None) -> str:
 def _read_response(response: _Response, secrets: tuple[str, ...]) -> _Attempt:
     status, text = response.status, response.text
     if not 200 <= status <= 299:
-        retryable = is_retryable_status(status)
-        wait = retry_after_seconds(response.headers) if retryable else None
-        # Redacted whole before the excerpt is cut: a key across the cut would show half.
-        text = redact(text, secrets)
-        return _Attempt(status, text, None, f"HTTP {status}", _excerpt(text), retryable, wait)
+        return _error_status(response, secrets)
+    if response.cut_at is not None:
+        # Never read as a reply, and not retried: a provider that sent too much once will
+        # most likely do so again, each time costing the cap, and the pair goes to a person.
+        text = redact_cut(text, secrets)
+        return _Attempt(status, text, None, TOO_LARGE, too_large_detail(response.cut_at))
     try:
         # A reply is kept as sent: its content is stored byte for byte, and read again.
         return _Attempt(status, text, read_completion(text))
@@ -301,6 +313,22 @@ def _read_response(response: _Response, secrets: tuple[str, ...]) -> _Attempt:
         # again; the pipeline records a provider_error and the pair goes to a person.
         text = redact(text, secrets)
         return _Attempt(status, text, None, "malformed body", f"{exc}; body: {_excerpt(text)}")
+
+
+def _error_status(response: _Response, secrets: tuple[str, ...]) -> _Attempt:
+    """A status that is not a success keeps its meaning (a 429 still pauses and is
+    retried) even when its body was over the cap; the body is then kept cut."""
+    status, cut_at = response.status, response.cut_at
+    retryable = is_retryable_status(status)
+    wait = retry_after_seconds(response.headers) if retryable else None
+    if cut_at is None:
+        # Redacted whole before the excerpt is cut: a key across the cut would show half.
+        text = redact(response.text, secrets)
+        detail = _excerpt(text)
+    else:
+        text = redact_cut(response.text, secrets)
+        detail = f"{_excerpt(text)} ({too_large_detail(cut_at)})"
+    return _Attempt(status, text, None, f"HTTP {status}", detail, retryable, wait)
 
 
 def _failure(kind: str, detail: str, retryable: bool) -> _Attempt:

@@ -28,6 +28,8 @@ ROLE_VARIABLES = [
     ("MAX_TOKENS", "max_tokens", "4096", 4096),
     ("TEMPERATURE", "temperature", "0.7", 0.7),
     ("TIMEOUT_SECONDS", "timeout_seconds", "600", 600.0),
+    ("MAX_RESPONSE_BYTES", "max_response_bytes", "65536", 65536),
+    ("MAX_RETRY_AFTER_SECONDS", "max_retry_after_seconds", "60", 60.0),
 ]
 VARIABLES = [
     ("FAITHSCREEN_DATABASE_URL", "database_url", "postgresql://u@h/db", "postgresql://u@h/db"),
