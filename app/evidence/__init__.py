@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from app.evidence.bidi_controls import find_bidi_controls
 from app.evidence.big_operators import find_big_operator_scope
 from app.evidence.binder_default import find_binder_default
 from app.evidence.check import Check, Detector
@@ -37,7 +38,7 @@ from app.evidence.unused_binder import find_unused_variable
 from app.evidence.zero_denominator import find_nat_zero_denominator
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-6"
+EVIDENCE_VERSION = "evidence-7"
 CHECK_FAILED = "check_failed"
 
 CONTRACT_TEXT_IN_INPUT = Check(
@@ -45,6 +46,14 @@ CONTRACT_TEXT_IN_INPUT = Check(
     Severity.REVIEW,
     "a statement line begins with VERDICT:, BACK-TRANSLATION: or ISSUES:",
     find_contract_text,
+)
+# A pair whose shown text is not its stored text cannot be read by a person as it is, so
+# it never passes; `review`, not `flag`: a mark in Hebrew or Arabic text may be honest.
+BIDI_CONTROL = Check(
+    "bidi_control",
+    Severity.REVIEW,
+    "a bidirectional control (U+202A-U+202E, U+2066-U+2069, LRM, RLM, ALM) in the pair",
+    find_bidi_controls,
 )
 TRUNCATING_DIVISION = Check(
     "truncating_division",
@@ -154,6 +163,7 @@ NAT_ZERO_DENOMINATOR = Check(
 
 CHECKS: tuple[Check, ...] = (
     CONTRACT_TEXT_IN_INPUT,
+    BIDI_CONTROL,
     TRUNCATING_DIVISION,
     AUTO_BOUND_VARIABLE,
     BIG_OPERATOR_SCOPE,

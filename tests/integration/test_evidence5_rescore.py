@@ -1,5 +1,5 @@
 """Re-scoring screenings stored under evidence-4 with evidence-5's new checks (run by
-today's code, evidence-6, whose own new checks see none of these pairs), on SQLite and
+today's code, evidence-7, whose newer checks see none of these pairs), on SQLite and
 PostgreSQL. No model is called; both stored readings are faithful under today's parser.
 
     NARROWER   passed  reals typed `ℕ`                        -> needs_review
@@ -57,7 +57,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     ids = await seed(session_factory)
     run = await dry_run(session_factory, Scope())
     diff = run.diff
-    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-6"
+    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-7"
     assert dict(diff.transitions) == {"passed -> needs_review": 3}
     assert sorted(diff.changed_ids) == sorted(ids[name] for name in NEW_CODES)
     assert (await stored(session_factory, ids["range"])).outcome == "passed"  # nothing written

@@ -1,4 +1,5 @@
-"""Re-scoring screenings stored under evidence-5 with evidence-6's new checks, on SQLite and
+"""Re-scoring screenings stored under evidence-5 with evidence-6's new checks (run by
+today's code, evidence-7, whose own new check sees none of these pairs), on SQLite and
 PostgreSQL. No model is called; both stored readings are faithful under today's parser.
 
     UNUSED      passed  `b` declared, never used              -> needs_review
@@ -60,7 +61,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     ids = await seed(session_factory)
     run = await dry_run(session_factory, Scope())
     diff = run.diff
-    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-6"
+    assert diff.evidence_version == EVIDENCE_VERSION == "evidence-7"
     assert dict(diff.transitions) == {"passed -> needs_review": 3}
     assert sorted(diff.changed_ids) == sorted(ids[name] for name in NEW_CODES)
     assert (await stored(session_factory, ids["iff"])).outcome == "passed"  # nothing written
