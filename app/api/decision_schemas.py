@@ -22,10 +22,16 @@ class DecidedOut(DecisionOut):
         "`disputed` when its second disagrees; `open` after `unsure` (or `awaiting_second` "
         "if it was); `claimed` (by you) after an undo."
     )
+    final: bool = Field(
+        description="A decision no undo withdraws: one that settled the item (`resolved` or "
+        "`disputed`) and was made blind or as a double review's second, since settling it "
+        "showed what it was decided without. Only an admin's reopen sends the item back."
+    )
 
     @classmethod
     def of_decided(cls, decided: Decided) -> DecidedOut:
-        return cls(**DecisionOut.of(decided.row).model_dump(), item_status=decided.status)
+        row = DecisionOut.of(decided.row).model_dump()
+        return cls(**row, item_status=decided.status, final=decided.final)
 
 
 class DecidedItemOut(BaseModel):

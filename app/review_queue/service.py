@@ -45,11 +45,11 @@ from app.models.screening import Screening
 from app.repositories import decision_conflicts, decisions, queue_items, rescores, screenings
 from app.repositories.decision_conflicts import PairConflict
 from app.repositories.queue_items import QueueFilters, effective_status
-from app.review_queue import transitions
+from app.review_queue import choices, transitions
 from app.review_queue.transitions import Step
 from app.review_queue.visibility import BlindMode
 from app.settings import Settings
-from app.vocabulary import DecisionValue, QueueStatus
+from app.vocabulary import DecisionKind, DecisionValue, QueueStatus
 
 __all__ = [
     "ConflictPage",
@@ -120,10 +120,12 @@ class ItemDetail:
 
 @dataclass(frozen=True, slots=True)
 class Decided:
-    """The row a decision, undo, adjudication or reopen added, and the item's status after."""
+    """The row a decision, undo, adjudication or reopen added, and the item's status after.
+    `final`: a decision no undo can withdraw (transitions.withdrawable)."""
 
     row: Decision
     status: QueueStatus
+    final: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +216,7 @@ async def decide(
     makes it `disputed`). `unsure` records the doubt and gives the item back to the queue.
     The row records whether it was decided blind, and when the claim began."""
     require_role(principal, AccessRole.REVIEWER)
-    choice = transitions.choose(decision, note, defects)
+    choice = choices.choose(decision, note, defects)
     now = now or utcnow()
     item, trail = await _locked(session, item_id)
     mode = (rules or ReviewRules()).blind
@@ -258,13 +260,14 @@ async def adjudicate(
     defects: Iterable[str] = (),
     now: datetime | None = None,
 ) -> Decided:
-    """An admin settles a disputed double review, without claiming it: resolved, and each
-    screening takes the adjudication as its final decision."""
+    """An admin who gave neither of its decisions settles a disputed double review, without
+    claiming it: resolved, and each screening takes the adjudication as its final decision."""
     require_role(principal, AccessRole.ADMIN)
-    choice = transitions.choose(decision, note, defects)
+    choice = choices.choose(decision, note, defects)
     now = now or utcnow()
-    item, _ = await _locked(session, item_id)
-    return await _store(session, principal, item, transitions.adjudicate(item, choice), now)
+    item, trail = await _locked(session, item_id)
+    step = transitions.adjudicate(item, trail, principal, choice)
+    return await _store(session, principal, item, step, now)
 
 
 async def reopen(
@@ -330,7 +333,10 @@ async def _store(
         final = step.resolves
         at = now if step.resolves is not None else None
         await decisions.set_final_decisions(session, answering, final, at=at)
-    return Decided(row, step.status)
+    undoable = transitions.withdrawable(
+        step.status, double_review=item.double_review, blind=new.blind
+    )
+    return Decided(row, step.status, final=new.kind is DecisionKind.DECISION and not undoable)
 
 
 async def _move(session: AsyncSession, item: QueueItem, step: Step, now: datetime) -> None:

@@ -9,16 +9,26 @@ why not. Pure: service.py locks the item, asks here, and stores the step.
                        +--unsure--> open (an awaiting_second item stays awaiting_second)
     disputed --adjudicate (an admin, without a claim)--> resolved --reopen (an admin)--> open
     a decision --undo (its decider, inside FAITHSCREEN_REVIEW_UNDO_SECONDS, nothing since)-->
-        the item as it was before it, claimed by them again
+        the item as it was before it, claimed by them again -- unless it is final (below)
 
 The trail is the record of who decided what. A round is the trail since the last reopen;
 its standing decisions are its `decision` rows with a final value (faithful, mismatch)
 that no withdrawal took back. `unsure` records a doubt and resolves nothing.
+
+A decision is final (no undo) when it settled the item (resolved or disputed it) and was
+either made blind or a double review's second: settling it showed its author what they
+decided without -- the models' answer, or whether the first decision agrees -- and an
+undo would let them decide again knowing it. Refusing that undo is one check here (the
+page asks `withdrawable` too), where keeping the item blind through the undo window would
+have to be a rule of time in every read path. For the same reason a decision after a
+reopen is never recorded blind: the item was resolved, so open to every reviewer, once.
+An admin who gave one of a round's decisions cannot adjudicate its dispute (a party does
+not judge their own case).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Protocol
@@ -26,8 +36,10 @@ from typing import Protocol
 from app.auth.principal import Principal
 from app.errors import AppError
 from app.models.api_key import AccessRole
-from app.models.decision import DEFECTS, FINAL_VALUES
+from app.models.decision import FINAL_VALUES
 from app.models.queue_item import Claim
+from app.review_queue.choices import Choice
+from app.review_queue.choices import choose as choose  # re-exported: checked before any step
 from app.review_queue.visibility import BlindMode, blind_for
 from app.vocabulary import DecisionKind, DecisionValue, QueueStatus
 
@@ -81,15 +93,6 @@ class TrailRow(Protocol):
     def blind(self) -> bool: ...
 
 
-@dataclass(frozen=True, slots=True)
-class Choice:
-    """What a person decided, checked: defects from DEFECTS, in its order, once each."""
-
-    decision: DecisionValue
-    note: str = ""
-    defects: tuple[str, ...] = ()
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class NewRow:
     """The trail row a step appends."""
@@ -116,47 +119,6 @@ class Step:
     # The item leaves `resolved` (undo, reopen): its screenings' final decision is cleared
     # and it is its pair's one unresolved item again.
     unresolves: bool = False
-
-
-# ---- The person's choice ---------------------------------------------------------------------
-
-
-def choose(decision: DecisionValue, note: str = "", defects: Iterable[str] = ()) -> Choice:
-    """The checked choice, or AppError 422: `unknown_defect` (listing the allowed ones),
-    `defects_need_mismatch` (faithful with defects), `note_or_defects_required` (a mismatch
-    that says neither why nor what), `note_required` (unsure without a note)."""
-    named = list(defects)
-    unknown = [d for d in named if d not in DEFECTS]
-    if unknown:
-        raise AppError(
-            422,
-            "unknown_defect",
-            f"unknown defect {', '.join(repr(d) for d in unknown)}: "
-            f"defects are {', '.join(DEFECTS)}",
-            extra={"allowed": list(DEFECTS)},
-        )
-    chosen = Choice(decision, note, tuple(d for d in DEFECTS if d in named))
-    _require_reasons(chosen)
-    return chosen
-
-
-def _require_reasons(choice: Choice) -> None:
-    said = bool(choice.note.strip())
-    if choice.decision is DecisionValue.FAITHFUL and choice.defects:
-        raise AppError(
-            422,
-            "defects_need_mismatch",
-            "defects name what is wrong with a pair: decide `mismatch` (or `unsure`), "
-            "or send no defects with `faithful`",
-        )
-    if choice.decision is DecisionValue.MISMATCH and not (said or choice.defects):
-        raise AppError(
-            422,
-            "note_or_defects_required",
-            "a mismatch needs a note or at least one defect saying what is wrong",
-        )
-    if choice.decision is DecisionValue.UNSURE and not said:
-        raise AppError(422, "note_required", "`unsure` needs a note saying what you could not tell")
 
 
 # ---- The trail ---------------------------------------------------------------------------------
@@ -237,7 +199,9 @@ def decide(
         )
     if _decided_already(item, trail, name):
         raise needs_another_reviewer(item, name)
-    blind = blind_for(principal, blind_mode, audit=item.audit, resolved=False)
+    # Once resolved (a reopen in the trail), the item was open to every reviewer.
+    reopened = any(row.kind == DecisionKind.REOPEN for row in trail)
+    blind = blind_for(principal, blind_mode, audit=item.audit, resolved=reopened)
     row = NewRow(
         kind=DecisionKind.DECISION,
         decision=choice.decision,
@@ -264,8 +228,10 @@ def _after_decision(
     return RESOLVED if first[0].decision == decision else DISPUTED
 
 
-def adjudicate(item: ItemState, choice: Choice) -> Step:
-    """An admin settles a disputed double review (no claim needed)."""
+def adjudicate(
+    item: ItemState, trail: Sequence[TrailRow], principal: Principal, choice: Choice
+) -> Step:
+    """An admin settles a disputed double review (no claim needed), unless they decided it."""
     if choice.decision is DecisionValue.UNSURE:
         raise AppError(
             422, "final_decision_required", "an adjudication decides: faithful or mismatch"
@@ -277,6 +243,13 @@ def adjudicate(item: ItemState, choice: Choice) -> Step:
             "not_disputed",
             f"queue item {item.id} is {status.value}: only a disputed double review is adjudicated",
         )
+    if is_party(trail, principal.name):
+        raise AppError(
+            409,
+            "adjudicator_decided",
+            f"'{principal.name}' gave one of the decisions of queue item {item.id}'s dispute: "
+            "another admin must adjudicate it",
+        )
     row = NewRow(
         kind=DecisionKind.ADJUDICATION,
         decision=choice.decision,
@@ -284,6 +257,14 @@ def adjudicate(item: ItemState, choice: Choice) -> Step:
         defects=choice.defects,
     )
     return Step(status=RESOLVED, row=row, resolves=choice.decision)
+
+
+def is_party(trail: Sequence[TrailRow], name: str) -> bool:
+    """Whether `name` gave a faithful or mismatch decision in the round (withdrawn or not)."""
+    return any(
+        row.kind == DecisionKind.DECISION and row.decision in FINAL_VALUES and row.actor == name
+        for row in current_round(trail)
+    )
 
 
 def undo(
@@ -305,6 +286,10 @@ def undo(
             f"queue item {item.id} has no decision of yours to undo: only the latest row of "
             "its trail can be withdrawn, by the person who made it",
         )
+    if not withdrawable(
+        QueueStatus(item.status), double_review=item.double_review, blind=last.blind
+    ):
+        raise decision_final(item, last.id)
     elapsed = (now - last.created_at).total_seconds()
     if elapsed >= window_seconds:
         raise AppError(
@@ -324,6 +309,25 @@ def undo(
         claim=held,
         row=row,
         unresolves=QueueStatus(item.status) is RESOLVED,
+    )
+
+
+def withdrawable(status: QueueStatus, *, double_review: bool, blind: bool) -> bool:
+    """Whether the latest decision, which left the item at `status`, may be undone: not when
+    it settled the item (resolved or disputed it) and was made blind or was a double
+    review's second (see the module docstring)."""
+    settled = status in (RESOLVED, DISPUTED)
+    return not (settled and (blind or double_review))
+
+
+def decision_final(item: ItemState, decision_id: int) -> AppError:
+    return AppError(
+        409,
+        "decision_final",
+        f"decision {decision_id} settled queue item {item.id} and is final: it was made "
+        "blind, or as a double review's second decision, and settling the item showed what "
+        "it was decided without (the models' answer, or whether the first decision agrees). "
+        "An admin can reopen a resolved item",
     )
 
 

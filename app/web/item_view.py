@@ -16,7 +16,8 @@ from app.api.queue_schemas import DecisionOut, QueueItemOut
 from app.api.schemas import ReadingOut, ReviewOut
 from app.auth.principal import Principal
 from app.models.api_key import AccessRole
-from app.models.decision import DEFECTS
+from app.models.decision import DEFECTS, FINAL_VALUES
+from app.review_queue.transitions import withdrawable
 from app.vocabulary import DecisionKind, ParseStatus, QueueStatus, Role
 from app.web.access import Reviewer
 from app.web.pages import context_for
@@ -50,7 +51,10 @@ def claim_state(item: QueueItemOut, principal: Principal) -> str:
     if status is QueueStatus.RESOLVED:
         return _resolved_state(item)
     if status is QueueStatus.DISPUTED:
-        return "Disputed: the two decisions disagree. Only an admin settles it (adjudicate)."
+        state = "Disputed: the two decisions disagree. Only an admin settles it (adjudicate)"
+        if _party(item, principal):
+            return f"{state}, and not one who gave either: another admin must."
+        return f"{state}."
     if status is QueueStatus.AWAITING_SECOND:
         return _awaiting_state(item, principal)
     if status is QueueStatus.CLAIMED:
@@ -98,6 +102,15 @@ def _decided_first(item: QueueItemOut, principal: Principal) -> bool:
     return any(r.kind is DecisionKind.DECISION and r.actor == principal.name for r in current)
 
 
+def _party(item: QueueItemOut, principal: Principal) -> bool:
+    """Whether the person gave a faithful or mismatch decision in this round (withdrawn or
+    not): transitions.is_party, read from the trail the page has (an admin's is whole)."""
+    return any(
+        r.kind is DecisionKind.DECISION and r.decision in FINAL_VALUES and r.actor == principal.name
+        for r in _since_reopen(item.trail)
+    )
+
+
 def controls(
     item: QueueItemOut, principal: Principal, *, undo_seconds: float, now: datetime
 ) -> Controls:
@@ -112,7 +125,7 @@ def controls(
         can_decide=takeable or (status is QueueStatus.CLAIMED and mine),
         can_release=held and status is not QueueStatus.RESOLVED and (mine or admin),
         can_reopen=status is QueueStatus.RESOLVED and admin,
-        can_adjudicate=status is QueueStatus.DISPUTED and admin,
+        can_adjudicate=status is QueueStatus.DISPUTED and admin and not _party(item, principal),
         undoable=undoable,
         undo_seconds_left=left,
     )
@@ -121,12 +134,15 @@ def controls(
 def _undoable(
     item: QueueItemOut, principal: Principal, undo_seconds: float, now: datetime
 ) -> tuple[DecisionOut | None, int]:
-    """The person's own decision, when it is the trail's last row and still inside
+    """The person's own decision, when it is the trail's last row, not final (a blind or
+    second decision that settled the item: transitions.withdrawable) and still inside
     FAITHSCREEN_REVIEW_UNDO_SECONDS."""
     if not item.trail:
         return None, 0
     last = item.trail[-1]
     if last.kind is not DecisionKind.DECISION or last.actor != principal.name:
+        return None, 0
+    if not withdrawable(item.status, double_review=item.double_review, blind=last.blind):
         return None, 0
     left = int(undo_seconds - (now - last.created_at).total_seconds())
     return (last, left) if left > 0 else (None, 0)

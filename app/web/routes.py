@@ -83,9 +83,11 @@ DONE_MESSAGES = {
     "claimed": "You hold this item now.",
     "released": "Released: the item is open again.",
     "decided": "Decision recorded: the item is resolved.",
+    "final": "Decision recorded: the item is resolved. You decided it blind, or second on a "
+    "double review, so it is final: no undo (an admin can reopen it).",
     "first": "Decision recorded. This is a double review: a second person decides it next.",
     "disputed": "Decision recorded. It differs from the first one: the item is disputed until "
-    "an admin adjudicates it.",
+    "an admin adjudicates it. A second decision is final: no undo.",
     "unsure": "Unsure recorded: the item is back in the queue for someone else.",
     "withdrawn": "Withdrawn: your decision is taken back and the item is yours again.",
     "adjudicated": "Adjudicated: the item is resolved.",
@@ -332,7 +334,8 @@ async def decide_item(post: ItemPostDep) -> Response:
             defects=body.defects,
             rules=post.rules,
         )
-    return to_item(post.item, DECIDED_AS.get(decided.status, "decided"))
+    done = DECIDED_AS.get(decided.status, "decided")
+    return to_item(post.item, "final" if done == "decided" and decided.final else done)
 
 
 @router.post("/items/{item_id}/undo")

@@ -275,21 +275,6 @@ async def test_a_disagreement_is_disputed_until_an_admin_adjudicates(double_desk
     )
 
 
-async def test_the_second_person_can_undo_a_dispute_back_to_awaiting_second(
-    double_desk: Desk,
-) -> None:
-    desk = double_desk
-    item_id = await new_item(desk, 1)
-    assert (await desk.decide("alice", item_id, {"decision": "faithful"})).status_code == 201
-    assert (await desk.decide("bob", item_id, {"decision": "mismatch", "note": "x"})).is_success
-    undone = await desk.post("bob", f"/v1/queue/{item_id}/undo")
-    assert undone.status_code == 201 and undone.json()["item_status"] == "awaiting_second"
-    item = await desk.item(item_id)
-    assert (item["status"], item["claimed_by"]) == ("awaiting_second", "bob")
-    agreed = await desk.post("bob", f"/v1/queue/{item_id}/decision", {"decision": "faithful"})
-    assert agreed.json()["item_status"] == "resolved"
-
-
 async def test_each_row_records_blind_and_when_the_claim_began(
     start_api: StartApi, unconfigured_settings: Settings
 ) -> None:
