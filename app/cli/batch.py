@@ -40,7 +40,9 @@ from app.cli.pairs_file import (
 )
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
+from app.json_lines import json_line_of
 from faithscreen_client import Backoff, Batch, Client, FaithScreenError
+from faithscreen_client.plain_http import check_key_transport
 from faithscreen_client.credentials import mask_credentials_in_text
 
 EXIT_FAILURE = 1
@@ -124,6 +126,7 @@ def submit_command(
     try:
         found = surveyed(pairs, skip_invalid=skip_invalid)
         key = idempotency_key or default_idempotency_key(found.digest, name, skip_invalid)
+        refuse_plain_key(server, api_key)
         client = Client(
             server, api_key, timeout=HTTP_TIMEOUT, backoff=SUBMIT_BACKOFF, poll_seconds=poll_seconds
         )
@@ -136,7 +139,8 @@ def submit_command(
                 done = wait_with_progress(client, batch.id)
                 with results_sink(out) as sink:
                     for line in served(client.batch_result_lines(batch.id), "reading results"):
-                        sink.write(line + b"\n")
+                        # Escaped again: a server older than this CLI may send U+2028 raw.
+                        sink.write(json_line_of(line))
                 conclude(done.model_dump(mode="json"))
     except CommandFailed as error:
         fail_command("submit", error)
@@ -177,8 +181,23 @@ def served(lines: Iterator[bytes], doing: str) -> Iterator[bytes]:
         raise command_failed(error, doing) from error
 
 
+def refuse_plain_key(server: str, api_key: str | None) -> None:
+    """CommandFailed when the key would cross the network in clear text (plain http to a
+    host that is not this machine); the command has no opt-in, the library has one."""
+    try:
+        check_key_transport(server, api_key, None, allow_insecure_http=False)
+    except FaithScreenError as error:
+        raise CommandFailed(
+            f"--server {mask_credentials_in_text(server)}: refusing to send the API key in "
+            "clear text over http to another machine; use https://, or an SSH tunnel to "
+            "127.0.0.1"
+        ) from error
+
+
 def command_failed(error: FaithScreenError, doing: str) -> CommandFailed:
     """What failed and what to do about it, from the client's error."""
+    if error.code == "unreadable_answer":
+        return CommandFailed(f"{doing}: {error.message}")
     if error.status is None:
         if isinstance(error.__cause__, httpx2.UnsupportedProtocol):
             return CommandFailed("--server: give a URL like http://host:8000")

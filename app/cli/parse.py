@@ -24,6 +24,7 @@ import typer
 
 from app.cli.root import cli
 from app.contract import Reading, parse_reply
+from app.json_lines import json_line
 
 EXIT_BAD_LINES = 1
 EXIT_BAD_INPUT = 2
@@ -125,10 +126,7 @@ def _reading_fields(reading: Reading) -> dict[str, str | None]:
 
 
 def _write(record: dict[str, Any]) -> None:
-    line = json.dumps(record, ensure_ascii=False) + "\n"
-    # A lone surrogate (from a JSON "\ud800" escape) can only sit inside a JSON string,
-    # where backslashreplace writes it back as the same valid "\ud800" escape.
-    sys.stdout.buffer.write(line.encode("utf-8", "backslashreplace"))
+    sys.stdout.buffer.write(json_line(record))
 
 
 def _fail(message: str) -> NoReturn:

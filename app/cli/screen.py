@@ -8,7 +8,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import dataclasses
-import json
 import signal
 import sys
 from pathlib import Path
@@ -37,6 +36,7 @@ from app.cli.root import cli
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import Accepted, BatchBody, BatchRejected, submit_batch
+from app.json_lines import json_line
 from app.models.batch import Batch
 from app.repositories import batches
 from app.runtime import Runtime
@@ -192,4 +192,4 @@ async def _write_local_results(runtime: Runtime, batch_id: str, out: Path | None
 
 def result_line(record: dict[str, Any]) -> bytes:
     """One results line, byte for byte as the server's results endpoint writes it."""
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    return json_line(record)

@@ -17,7 +17,6 @@ consumer paging with `after` should re-read from before them: their ids are olde
 
 from __future__ import annotations
 
-import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -25,6 +24,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth.errors import require_role
 from app.auth.principal import Principal
+from app.json_lines import json_line
 from app.models.api_key import AccessRole
 from app.repositories import decisions
 from app.repositories.decisions import ExportRow
@@ -105,5 +105,4 @@ def _shown(row: ExportRow, principal: Principal, mode: BlindMode) -> bool:
 
 
 def _line(row: ExportRow) -> bytes:
-    text = json.dumps(export_record(row), ensure_ascii=False, separators=(",", ":"))
-    return text.encode("utf-8") + b"\n"
+    return json_line(export_record(row))

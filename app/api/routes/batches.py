@@ -26,6 +26,7 @@ from app.errors import NotFound
 from app.intake import batches as intake
 from app.intake.batches import BatchBody
 from app.intake.requests import StorableText
+from app.json_lines import json_line_of
 from app.models.batch import Batch
 from app.repositories import batches, blind_items
 from app.review_queue.visibility import screening_blind_audits
@@ -158,7 +159,9 @@ async def _result_lines(
             blind = await blind_items.blind_among(session, [i.id for i in page], blind_audits)
         if page:
             yield b"".join(
-                BatchResultLine.of(item, blind=item.id in blind).model_dump_json().encode() + b"\n"
+                json_line_of(
+                    BatchResultLine.of(item, blind=item.id in blind).model_dump_json().encode()
+                )
                 for item in page
             )
         if len(page) < RESULTS_PAGE:
