@@ -34,6 +34,7 @@ from app.cli.batch import (
     conclude,
     fail_command,
     poll,
+    refuse_plain_key,
     post_batch,
     surveyed,
     wait_for_batch,
@@ -248,6 +249,7 @@ def emit(
 
 
 def _client(server: str, api_key: str | None) -> httpx2.Client:
+    refuse_plain_key(server, api_key)
     headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
     return httpx2.Client(base_url=server, timeout=HTTP_TIMEOUT, headers=headers)
 

@@ -5,7 +5,6 @@ once when no key exists."""
 from __future__ import annotations
 
 import asyncio
-import ipaddress
 from datetime import datetime
 from typing import Annotated
 
@@ -18,6 +17,7 @@ from app.cli.root import cli
 from app.errors import AppError
 from app.models.api_key import AccessRole, ApiKey
 from app.settings import Settings
+from faithscreen_client.loopback import is_loopback_host as is_loopback
 
 keys = typer.Typer(help="API keys: create, list, revoke.", no_args_is_help=True)
 cli.add_typer(keys, name="keys")
@@ -92,16 +92,6 @@ def revoke(
 
 
 # ---- What `serve` checks at start ------------------------------------------------------------
-
-
-def is_loopback(host: str) -> bool:
-    """127.0.0.0/8, ::1 and `localhost`: addresses no other machine can reach."""
-    if host.lower() == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False
 
 
 def refuse_auth_off_beyond_loopback(settings: Settings, host: str) -> None:

@@ -7,6 +7,7 @@ from typing import Annotated
 import anyio
 import typer
 
+from app.cli.batch import CommandFailed, fail_command, refuse_plain_key
 from app.cli.environment import API_KEY_ENV
 from app.cli.root import cli
 from app.observability.logging import configure_logging
@@ -45,6 +46,10 @@ def mcp_command(
     from app.mcp.stdio import serve_embedded, serve_remote
 
     if server is not None:
+        try:
+            refuse_plain_key(server, api_key)
+        except CommandFailed as error:
+            fail_command("mcp", error)
         anyio.run(serve_remote, server, api_key)
         return
     settings = get_settings()

@@ -33,7 +33,11 @@ async def client_of(
     api: Api, transport: httpx2.AsyncBaseTransport | None = None
 ) -> AsyncIterator[AsyncClient]:
     chosen = transport or httpx2.ASGITransport(app=api.app)
-    client = AsyncClient("http://test", "unused", transport=chosen, backoff=FAST, poll_seconds=0.05)
+    # Loopback: `Flaky` is no in-process transport the client knows, and the key must not
+    # go over plain http to another host.
+    client = AsyncClient(
+        "http://127.0.0.1", "unused", transport=chosen, backoff=FAST, poll_seconds=0.05
+    )
     async with client:
         yield client
 

@@ -8,8 +8,12 @@ the same methods).
         print(screening.outcome, screening.reasons)
 
 Constructor: `Client(base_url, api_key=None, *, timeout=30.0, backoff=Backoff(),
-poll_seconds=1.0, transport=None)`; `transport` is httpx2's (an `ASGITransport` reaches an
-app in process). Use it as a context manager, or call `close()` (`aclose()` awaited).
+poll_seconds=1.0, transport=None, allow_insecure_http=False)`; `transport` is httpx2's (an
+`ASGITransport` reaches an app in process). Use it as a context manager, or call `close()`
+(`aclose()` awaited). With an `api_key`, a plain `http://` URL must name a loopback host
+(localhost, 127.0.0.0/8, [::1]): elsewhere the key would cross the network in clear text,
+and the constructor raises FaithScreenError `insecure_http` unless
+`allow_insecure_http=True`, which warns (`InsecureHttpWarning`) instead.
 
 Screenings
     screen(informal, formal, *, header=None, external_id=None, replies=None, label=None,
@@ -45,8 +49,9 @@ They mirror the server's OpenAPI document field for field; a field a newer serve
 ignored.
 
 Errors: every failure is a `FaithScreenError` with `status` (the HTTP status; None when
-no answer came), `code` (the API's error code, e.g. `not_found`, `validation_error`;
-`unreachable`, `wait_timeout` without an answer), `message` and `details` (one entry per
+no error answer came), `code` (the API's error code, e.g. `not_found`, `validation_error`;
+`unreachable`, `wait_timeout` without an answer, `unreadable_answer` for a body or a
+results line that is not what the API writes), `message` and `details` (one entry per
 invalid field or batch item). Reads and idempotent submissions (batches) are retried on
 connection errors and 503 with exponential backoff (`Backoff(retries=4, first=0.5,
 cap=8.0)`, a Retry-After honoured); a single screening's POST is retried only when the
@@ -68,6 +73,7 @@ from faithscreen_client.models import (
     Screening,
     ScreeningListed,
 )
+from faithscreen_client.plain_http import InsecureHttpWarning
 from faithscreen_client.sync import Client
 
 __all__ = [
@@ -80,6 +86,7 @@ __all__ = [
     "Client",
     "Evidence",
     "FaithScreenError",
+    "InsecureHttpWarning",
     "Review",
     "Screening",
     "ScreeningListed",

@@ -20,6 +20,7 @@ from faithscreen_client.models import (
     Screening,
     ScreeningListed,
 )
+from faithscreen_client.plain_http import check_key_transport
 from faithscreen_client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
 
 
@@ -33,7 +34,9 @@ class AsyncClient:
         backoff: Backoff | None = None,
         poll_seconds: float = 1.0,
         transport: httpx2.AsyncBaseTransport | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
+        check_key_transport(base_url, api_key, transport, allow_insecure_http=allow_insecure_http)
         self.base_url = base_url
         self.backoff = backoff or Backoff()
         self.poll_seconds = poll_seconds
@@ -154,9 +157,12 @@ class AsyncClient:
                 if not answer.is_success:
                     await answer.aread()
                     raise calls.error_of(answer)
-                async for line in answer.aiter_lines():
-                    if line.strip():
-                        yield line.encode()
+                lines = calls.LineSplitter()
+                async for chunk in answer.aiter_bytes():
+                    for line in lines.feed(chunk):
+                        yield line
+                for line in lines.end():
+                    yield line
         except httpx2.TransportError as error:
             raise calls.unreachable(self.base_url, error) from error
 

@@ -115,11 +115,40 @@ def error_of(response: httpx2.Response) -> FaithScreenError:
 def read(response: httpx2.Response, model: type[Model]) -> Model:
     if not response.is_success:
         raise error_of(response)
-    return model.model_validate_json(response.content)
+    try:
+        return model.model_validate_json(response.content)
+    except ValueError as error:  # pydantic's ValidationError is one
+        raise unreadable(f"the body is not a {model.__name__}: {error}") from error
 
 
 def result_line(line: bytes | str, model: type[Model]) -> Model:
-    return model.model_validate(json.loads(line))
+    try:
+        return model.model_validate(json.loads(line))
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, ValidationError
+        raise unreadable(f"a results line is not a {model.__name__}: {error}") from error
+
+
+def unreadable(why: str) -> FaithScreenError:
+    return FaithScreenError(None, "unreadable_answer", f"the server's answer: {why}"[:500])
+
+
+class LineSplitter:
+    """A stream's JSON lines, split at b"\\n" only as JSON Lines are. httpx2's
+    `iter_lines` also splits at U+2028, U+0085 and other characters a JSON string may hold
+    unescaped, which would cut one result into pieces that are not JSON."""
+
+    def __init__(self) -> None:
+        self._rest = b""
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        """The lines `chunk` completes; blank lines are skipped."""
+        *lines, self._rest = (self._rest + chunk).split(b"\n")
+        return [line for line in lines if line.strip()]
+
+    def end(self) -> list[bytes]:
+        """The last line, when the stream did not end with b"\\n"."""
+        rest, self._rest = self._rest, b""
+        return [rest] if rest.strip() else []
 
 
 # ------------------------------------------------------------------ the calls themselves

@@ -7,8 +7,10 @@ from typing import Any
 
 class FaithScreenError(Exception):
     """An error answer (`status`, and the body's `code`, `message`, `details`), or no
-    answer at all: `status` None with code `unreachable` (the server could not be reached,
-    after the retries) or `wait_timeout` (a wait ran out before the work was done)."""
+    error answer: `status` None with code `unreachable` (the server could not be reached,
+    after the retries), `wait_timeout` (a wait ran out before the work was done) or
+    `unreadable_answer` (a success whose body or results line is not what the API
+    writes)."""
 
     def __init__(
         self,

@@ -20,6 +20,7 @@ from faithscreen_client.models import (
     Screening,
     ScreeningListed,
 )
+from faithscreen_client.plain_http import check_key_transport
 from faithscreen_client.plans import Attempt, Emit, Item, Listing, Pause, Reply, Result, Steps
 
 
@@ -33,7 +34,9 @@ class Client:
         backoff: Backoff | None = None,
         poll_seconds: float = 1.0,
         transport: httpx2.BaseTransport | None = None,
+        allow_insecure_http: bool = False,
     ) -> None:
+        check_key_transport(base_url, api_key, transport, allow_insecure_http=allow_insecure_http)
         self.base_url = base_url
         self.backoff = backoff or Backoff()
         self.poll_seconds = poll_seconds
@@ -145,7 +148,10 @@ class Client:
                 if not answer.is_success:
                     answer.read()
                     raise calls.error_of(answer)
-                yield from (line.encode() for line in answer.iter_lines() if line.strip())
+                lines = calls.LineSplitter()
+                for chunk in answer.iter_bytes():
+                    yield from lines.feed(chunk)
+                yield from lines.end()
         except httpx2.TransportError as error:
             raise calls.unreachable(self.base_url, error) from error
 
