@@ -5,6 +5,12 @@ A screening answers for the item it opened and for the item it joined (one pair,
 question: `queue_item_screenings`). An item is blind while unresolved with its `audit` one
 of `audits`, which the caller takes from visibility.blind_audit_values(mode): this module
 only spells the rule out in SQL (and so needs nothing from the package above it).
+
+A blind item withholds every screening of its pair (the same informal, formal and header:
+the pair row shared by content hash), not only those it answers for: a reviewer who
+submits the pair again, or finds an older screening of it, must not read there what the
+item hides. Every read that withholds goes through `_blind_screening_ids`, so this is the
+one place that says it.
 """
 
 from __future__ import annotations
@@ -39,11 +45,18 @@ def _blind_screening_ids(audits: Collection[bool]) -> CompoundSelect[tuple[str]]
     # Items queued before queue_item_screenings existed are backfilled, but the opening
     # screening is read from the item too: a missing row must not unblind it.
     opened = select(QueueItem.screening_id.label("screening_id")).where(blind)
-    return union(joined, opened)
+    # Any other screening of the pair: a resubmission must not tell what the item hides.
+    same_pair = (
+        select(Screening.id.label("screening_id"))
+        .join(QueueItem, QueueItem.pair_id == Screening.pair_id)
+        .where(blind)
+    )
+    return union(joined, opened, same_pair)
 
 
 def is_blind_screening(audits: Collection[bool]) -> ColumnElement[bool]:
-    """A condition on `Screening`: it answers for a blind item (see `is_blind_item`)."""
+    """A condition on `Screening`: it answers for a blind item, or its pair has one (see
+    `is_blind_item`)."""
     ids = _blind_screening_ids(audits)
     return false() if ids is None else Screening.id.in_(ids)
 
@@ -51,7 +64,8 @@ def is_blind_screening(audits: Collection[bool]) -> ColumnElement[bool]:
 async def blind_among(
     session: AsyncSession, screening_ids: Collection[str], audits: Collection[bool]
 ) -> set[str]:
-    """Those of `screening_ids` that answer for a blind item (see `is_blind_item`)."""
+    """Those of `screening_ids` that answer for a blind item or whose pair has one (see
+    `is_blind_item`)."""
     ids = _blind_screening_ids(audits)
     if ids is None or not screening_ids:
         return set()

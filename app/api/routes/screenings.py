@@ -57,8 +57,8 @@ async def submit_screening(
 
 BLIND_RULE = (
     "A reviewer-role key (one that may decide queue items, but no admin) reads a screening "
-    "that answers for a blind queue item (an audit decided without seeing the models, "
-    "FAITHSCREEN_REVIEW_BLIND) as the queue shows it: "
+    "whose pair (the same informal, formal and header) has a blind queue item (an audit "
+    "decided without seeing the models, FAITHSCREEN_REVIEW_BLIND) as the queue shows it: "
 )
 
 
@@ -84,8 +84,8 @@ async def get_screening(
         raise AppError(
             403,
             "blind_item",
-            f"screening {screening_id} waits on a blind review: its outcome is withheld "
-            "from reviewers until the queue item is resolved",
+            f"screening {screening_id}'s pair waits on a blind review: its outcome is "
+            "withheld from reviewers until the queue item is resolved",
         )
     rulings, readings = await rescores.history(session, screening_id)
     return ScreeningOut.of(screening, rulings, readings)
