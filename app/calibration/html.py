@@ -4,7 +4,8 @@ self-contained HTML page (pure: the calibration and comparison objects in, text 
 In the style of `report --html`, with its stylesheet, its Content-Security-Policy (no
 script, nothing fetched) and its chart geometry. Every text from the data (batch ids, tags,
 model names, versions, reason codes) is escaped, and none is ever cut short: text from
-users sits in table cells that wrap, while the charts carry only labels of our own. Rates
+users sits in table cells that wrap, while the charts carry only labels of our own; a bidi
+control in it is shown as its marker by `html_page` (app/page_text.py). Rates
 read as in the report: a share with its counts and 95% Wilson interval, `n<10 (k/n)` where
 a share would mislead, and `no cases (0/0)` where there is nothing to count.
 """

@@ -3,7 +3,8 @@
 Inline CSS and inline SVG charts (charts.py); no script and no external resource, and a
 Content-Security-Policy that forbids both, so the file reads the same offline, from a mail
 attachment or an artefact store. Every text from the data (model names, prompt versions,
-reasons, filters) is escaped. Rates read as in the terminal (text.rate_text): a share with
+reasons, filters) is escaped, and a bidi control in it is shown as its marker
+(app/page_text.py). Rates read as in the terminal (text.rate_text): a share with
 its counts and 95% Wilson interval, or `n<10 (k/n)` where a share would mislead.
 """
 
@@ -13,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from html import escape
 
+from app.page_text import unhidden
 from app.reports.charts import (
     bar_chart,
     day_chart,
@@ -104,7 +106,9 @@ def html_page(title: str, body: Sequence[str], *, extra_style: str = "") -> str:
         f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
         f"<title>{escape(title)}</title><style>{STYLE}{extra_style}</style></head><body>",
     ]
-    return "\n".join([*head, *body, "</body></html>"]) + "\n"
+    # Model names, filters and tags come from outside: no bidi control in them reaches the
+    # page as itself, in a cell, a chart's label or a title alike (app/page_text.py).
+    return unhidden("\n".join([*head, *body, "</body></html>"]) + "\n")
 
 
 def _header(summary: Summary, filters: Mapping[str, str], generated_at: datetime) -> list[str]:

@@ -1,7 +1,8 @@
 """The judges sections of the terminal and HTML reports (panel.py has the numbers).
 
 Shown only when a judge panel screened some of the reported screenings: with the single
-judge, its numbers are the `judge` groups' already, and the report reads as before.
+judge, its numbers are the `judge` groups' already, and the report reads as before. The
+HTML parts are escaped here; `html_page` marks any bidi control in a judge's name.
 """
 
 from __future__ import annotations

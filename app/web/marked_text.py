@@ -6,7 +6,9 @@ written back exactly (escaped), with `<mark>` around each marked stretch, so wha
 person copies from the page is the statement itself; line numbers are drawn by the page
 from each line's `data-line` (never part of the text) for the same reason. A span past
 its line's end is cut at it; one on a line the text does not have, or of no width, marks
-nothing (the finding is still listed).
+nothing (the finding is still listed). A bidi control is written as its marker
+(app/page_text.py), never as itself: spans count the stored text's columns, each piece is
+marked after it is cut.
 """
 
 from __future__ import annotations
@@ -15,13 +17,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-
-def _escaped(text: str) -> str:
-    """Escaped as Jinja escapes (quotes too), as plain `str`: adding a `Markup` to a `str`
-    would escape the `str`, tags and all."""
-    return str(escape(text))
+from app.page_text import escaped, escaped_plain
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,7 +64,7 @@ def marked(text: str, marks: Sequence[Mark]) -> Markup:
 def _line(line: str, marks: list[Mark]) -> str:
     spans = [(s, e, m) for m in marks for s, e in [_clamped(m, len(line))] if s < e]
     if not spans:
-        return _escaped(line)
+        return escaped(line)
     cuts = sorted({0, len(line), *(s for s, _, _ in spans), *(e for _, e, _ in spans)})
     pieces = []
     for start, end in pairwise(cuts):
@@ -81,10 +79,10 @@ def _clamped(mark: Mark, length: int) -> tuple[int, int]:
 
 
 def _piece(text: str, covering: list[Mark]) -> str:
-    body = _escaped(text)
+    body = escaped(text)
     if not covering:
         return body
-    title = _escaped("\n".join(m.title for m in covering))
+    title = escaped_plain("\n".join(m.title for m in covering))
     css = " ".join(sorted({m.css for m in covering}))
     indices = " ".join(str(m.index) for m in covering)
     return f'<mark class="span {css}" data-findings="{indices}" title="{title}">{body}</mark>'

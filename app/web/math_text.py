@@ -7,7 +7,8 @@ written again from an allowlist of MathML elements and attributes. latex2mathml 
 output is never put on the page as it stands. Whatever the allowlist cannot vouch for, and
 whatever could hide part of the statement from the person reading it (`\\phantom`, colours,
 negative or huge spaces, tiny sizes), shows as the raw TeX instead: fail closed, the
-reviewer always reads every character.
+reviewer always reads every character. So does TeX holding a bidirectional control, which
+would reorder the formula unseen; every control is shown as a marker (app/page_text.py).
 
 The scan is one pass: each delimiter is looked for once (a missing closer is remembered),
 so a statement of unmatched `$` costs linear time; a TeX part longer than MAX_TEX_CHARS,
@@ -23,16 +24,11 @@ from dataclasses import dataclass
 
 from latex2mathml.converter import convert
 from latex2mathml.symbols_parser import convert_symbol
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
+from app.evidence.bidi_controls import BIDI_CONTROL
+from app.page_text import escaped, escaped_plain
 from app.web.tex_layout import Formula, layout
-
-
-def _escaped(text: str) -> str:
-    """Escaped as Jinja escapes (quotes too), as plain `str`: adding a `Markup` to a `str`
-    would escape the `str`, tags and all."""
-    return str(escape(text))
-
 
 MAX_TEX_CHARS = 2_000
 MAX_PARTS = 200
@@ -143,14 +139,14 @@ def render(text: str) -> Rendered:
             pieces.append(part.text)
         elif mathml is None:
             # Shown as written: the text-mode layout never reads inside it.
-            pieces.append(Formula(_escaped(part.source), part.source))
+            pieces.append(Formula(escaped(part.source), part.source))
         else:
             converted += 1
-            span = f'<span class="tex" title="{_escaped(part.source)}">{mathml}</span>'
+            span = f'<span class="tex" title="{escaped_plain(part.source)}">{mathml}</span>'
             pieces.append(Formula(span, part.source))
     laid = layout(pieces, latex=_is_latex(text, pieces))
     if laid is None:
-        html = "".join(p.html if isinstance(p, Formula) else _escaped(p) for p in pieces)
+        html = "".join(p.html if isinstance(p, Formula) else escaped(p) for p in pieces)
         return Rendered(Markup(html), converted, 0)
     return Rendered(Markup(laid[0]), converted, laid[2])
 
@@ -213,7 +209,8 @@ def _command_plain(match: re.Match[str]) -> str:
 
 
 def _mathml(part: Part) -> str | None:
-    if len(part.text) > MAX_TEX_CHARS:
+    # A bidi control would reorder the formula unseen: the TeX is shown, its controls marked.
+    if len(part.text) > MAX_TEX_CHARS or BIDI_CONTROL.search(part.text):
         return None
     try:
         output = convert(part.text, display="block" if part.display else "inline")
@@ -241,19 +238,20 @@ def _walk(root: ET.Element) -> Iterator[str | None]:
         if closing:
             # The root's tail lies outside the formula: nothing of it belongs here.
             tail = element.tail if depth > 0 else None
-            yield f"</{name}>" + _escaped(tail or "")
+            yield f"</{name}>" + escaped_plain(tail or "")
             continue
         if name not in ELEMENTS or depth > MAX_DEPTH:
             yield None
             return
-        yield f"<{name}{_attributes(element)}>" + _escaped(element.text or "")
+        # Plain markers: inside MathML a `<mark>` is not an HTML element everywhere.
+        yield f"<{name}{_attributes(element)}>" + escaped_plain(element.text or "")
         stack.append((element, depth, True))
         stack.extend((child, depth + 1, False) for child in reversed(list(element)))
 
 
 def _attributes(element: ET.Element) -> str:
     kept = [
-        f' {name}="{_escaped(value)}"'
+        f' {name}="{escaped_plain(value)}"'
         for name, value in sorted(element.attrib.items())
         if _allowed(name, value.strip())
     ]

@@ -18,10 +18,15 @@ from starlette.templating import Jinja2Templates
 
 from app.auth.principal import Principal
 from app.errors import AppError
+from app.page_text import finalized
 from app.web.presentation import describe_reason, verdict_shown, when
 from app.web.session import BrowserSession, forget_session, keep_seed, read_session
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
+# Every `{{ }}` of every page: no bidi control reaches the browser as itself (a plain
+# marker instead; app/page_text.py). Set before any template is compiled, as Jinja reads
+# it then.
+templates.env.finalize = finalized
 templates.env.globals.update(
     when=when, verdict_shown=verdict_shown, describe_reason=describe_reason
 )

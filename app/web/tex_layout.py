@@ -5,8 +5,9 @@ PutnamBench and others write their statements as LaTeX documents: lists
 breaks (`\\\\`), ties (`~`), dashes and quotes. Shown as source between rendered formulas
 they slow a reviewer down. This module turns the few common ones into fixed HTML tags,
 from an allowlist; every other command, and every character of text, stays as written
-(escaped). Labels and text are always escaped; the only markup written is the tags below
-and the formulas' HTML, which the caller has already written from its own allowlist.
+(escaped). Labels and text are always escaped, bidi controls shown as markers
+(app/page_text.py); the only markup written is the tags below and those markers, and the
+formulas' HTML, which the caller has already written from its own allowlist.
 
 The layout is all or nothing: a list item outside a list, an `\\end` that closes
 something else, or an argument left open makes `layout` return None, and the caller shows
@@ -19,7 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from markupsafe import escape
+from app.page_text import escaped
 
 # Commands whose `{argument}` is shown in a style, and the tag it is shown in.
 STYLES = {
@@ -108,7 +109,7 @@ class Layout:
             if text.strip():
                 raise Unbalanced("text between a list's items")
             return
-        self._add(str(escape(text)), text, is_text=True)
+        self._add(escaped(text), text, is_text=True)
 
     def tag(self, html: str, plain: str = "") -> None:
         self._add(html, plain, is_text=False)
@@ -217,7 +218,7 @@ def _item(out: Layout, _value: str, match: re.Match[str]) -> None:
         out.tag("<li>", f" {marker} ")
     else:
         label = match.group("label")
-        shown = escape(label)
+        shown = escaped(label)
         out.tag(f'<li class="labelled"><span class="item-label">{shown}</span> ', f" {label} ")
     out.stack.append(Frame("item", "", "</li>", " "))
 
