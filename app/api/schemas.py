@@ -8,6 +8,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from app.api.shown_text import (
+    CUT_DOC,
+    READING_TEXTS,
+    REVIEW_TEXTS,
+    cut_texts,
+    raw_path,
+)
 from app.models.review import Review
 from app.models.screening import Screening
 from app.vocabulary import Outcome, ScreeningStatus
@@ -108,6 +115,7 @@ def _judge_name(value: object) -> object:
 
 
 class ReviewOut(BaseModel):
+    id: int = Field(description="Names the review in its raw endpoint (see `cut`).")
     role: str
     judge_name: str | None = Field(default=None, description=JUDGE_NAME_DOC)
     attempt: int
@@ -131,12 +139,17 @@ class ReviewOut(BaseModel):
     parser_version: str
     prompt_version: str | None
     created_at: datetime
+    cut: dict[str, int] = Field(default_factory=dict, description=CUT_DOC)
 
     _no_judge = field_validator("judge_name", mode="before")(_judge_name)
 
     @classmethod
     def of(cls, review: Review) -> ReviewOut:
-        return cls.model_validate(review, from_attributes=True)
+        """The review with each provider text bounded (app/api/shown_text.py)."""
+        texts = {name: getattr(review, name) for name in REVIEW_TEXTS}
+        shown, cut = cut_texts(texts, REVIEW_TEXTS, raw_path(review.screening_id, review.id))
+        whole = cls.model_validate(review, from_attributes=True)
+        return whole.model_copy(update=shown | {"cut": cut}) if cut else whole
 
 
 BLIND_DOC = (
@@ -204,8 +217,14 @@ class ReadingOut(BaseModel):
     parser_version: str
     rescore_id: str
     created_at: datetime
+    cut: dict[str, int] = Field(default_factory=dict, description=CUT_DOC)
 
     _no_judge = field_validator("judge_name", mode="before")(_judge_name)
+
+    def bounded(self, whole_at: str) -> ReadingOut:
+        """The reading with its texts bounded; `whole_at`: the reply's raw endpoint."""
+        shown, cut = cut_texts(self.__dict__, READING_TEXTS, whole_at)
+        return self.model_copy(update=shown | {"cut": cut}) if cut else self
 
 
 class ScreeningOut(ScreeningSummary):
@@ -260,8 +279,19 @@ class ScreeningOut(ScreeningSummary):
             error=screening.error,
             reviews=[ReviewOut.of(r) for r in screening.reviews],
             rulings=[RulingOut.model_validate(r, from_attributes=True) for r in rulings],
-            readings=[ReadingOut.model_validate(r, from_attributes=True) for r in readings],
+            readings=_bounded_readings(screening, readings),
         )
+
+
+def _bounded_readings(screening: Screening, rows: Sequence[object]) -> list[ReadingOut]:
+    """Each reading bounded, its marker pointing at the raw reply of the review it read."""
+    paths = {
+        (str(r.role), r.judge_name or None, r.attempt): raw_path(screening.id, r.id)
+        for r in screening.reviews
+    }
+    readings = [ReadingOut.model_validate(row, from_attributes=True) for row in rows]
+    # A re-scoring run reads stored replies only, so each reading has its review.
+    return [r.bounded(paths.get((r.role, r.judge_name, r.attempt), "")) for r in readings]
 
 
 class ScreeningPage(BaseModel):

@@ -18,6 +18,7 @@ from app.repositories.conflicts import insert_unless_exists
 from app.vocabulary import SINGLE_JUDGE, ParseStatus, Purpose, Role, Verdict
 
 UNIQUE_ATTEMPT = ("screening_id", "role", "judge_name", "attempt")
+_LARGEST_ID = 2**31 - 1  # reviews.id is an INTEGER (32 bits on PostgreSQL)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -79,6 +80,17 @@ async def for_screening(session: AsyncSession, screening_id: str) -> list[Review
         .order_by(Review.role, Review.judge_name, Review.attempt)
     )
     return list((await session.execute(statement)).scalars())
+
+
+async def raw_response(session: AsyncSession, screening_id: str, review_id: int) -> str | None:
+    """One review's reply exactly as stored; None when this screening has no such review
+    or the call returned none (it failed)."""
+    if not 1 <= review_id <= _LARGEST_ID:
+        return None  # no such row, and PostgreSQL refuses to compare its INTEGER with it
+    statement = select(Review.raw_response).where(
+        Review.id == review_id, Review.screening_id == screening_id
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
 
 
 # ---- Bulk, for batches ---------------------------------------------------------------------

@@ -28,6 +28,7 @@ NEEDED: dict[tuple[str, str], AccessRole] = {
     ("POST", "/v1/screenings"): SUBMITTER,
     ("GET", "/v1/screenings"): SUBMITTER,
     ("GET", "/v1/screenings/{screening_id}"): SUBMITTER,
+    ("GET", "/v1/screenings/{screening_id}/reviews/{review_id}/raw"): SUBMITTER,
     ("POST", "/v1/batches"): SUBMITTER,
     ("GET", "/v1/batches"): SUBMITTER,
     ("GET", "/v1/batches/{batch_id}"): SUBMITTER,
@@ -59,6 +60,7 @@ PATH_VALUES = {
     "screening_id": "00000000-0000-4000-8000-000000000000",
     "batch_id": "00000000-0000-4000-8000-000000000000",
     "item_id": "1",
+    "review_id": "1",
     "name": "nobody",
 }
 

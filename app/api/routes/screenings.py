@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Query
+from fastapi.responses import PlainTextResponse
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.auth import SubmitterKeyDep, submitter_access
 from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
@@ -17,12 +19,14 @@ from app.api.schemas import (
     ScreeningSummary,
     error_responses,
 )
+from app.auth.principal import Principal
 from app.errors import AppError, NotFound
 from app.intake import screenings as intake
 from app.intake.requests import ScreeningRequest, StorableText
 from app.models.screening import Screening
-from app.repositories import blind_items, rescores, screenings
+from app.repositories import blind_items, rescores, reviews, screenings
 from app.review_queue.visibility import screening_blind_audits
+from app.runtime import Runtime
 from app.vocabulary import Outcome, ScreeningStatus
 
 # Submitters and above: every /v1 endpoint needs a key.
@@ -79,6 +83,47 @@ async def get_screening(
     screening = None if "\x00" in screening_id else await screenings.get(session, screening_id)
     if screening is None:
         raise NotFound("screening", screening_id)
+    await _refuse_blind(session, screening_id, principal, runtime)
+    rulings, readings = await rescores.history(session, screening_id)
+    return ScreeningOut.of(screening, rulings, readings)
+
+
+RAW_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+    **error_responses(404),
+}
+
+
+@router.get(
+    "/{screening_id}/reviews/{review_id}/raw",
+    response_class=PlainTextResponse,
+    responses=RAW_RESPONSES,
+    description="One review's reply exactly as stored (`raw_response`), whole: "
+    "GET /v1/screenings/{id} shows a long one cut (its review's `cut`). 404 when the "
+    "screening has no such review, or the call returned no reply (it failed: see the "
+    "review's `error`).\n\n" + BLIND_RULE + "not at all (403 `blind_item`), as above.",
+)
+async def get_raw_reply(
+    screening_id: str,
+    review_id: int,
+    session: SessionDep,
+    principal: SubmitterKeyDep,
+    runtime: RuntimeDep,
+) -> PlainTextResponse:
+    if "\x00" in screening_id:  # as in get_screening
+        raise NotFound("screening", screening_id)
+    await _refuse_blind(session, screening_id, principal, runtime)
+    reply = await reviews.raw_response(session, screening_id, review_id)
+    if reply is None:
+        raise NotFound("reply of review", f"{review_id} of screening {screening_id}")
+    # A lone surrogate (a JSON escape a provider sent) has no UTF-8: shown as \udXXX.
+    return PlainTextResponse(reply.encode("utf-8", "backslashreplace"))
+
+
+async def _refuse_blind(
+    session: AsyncSession, screening_id: str, principal: Principal, runtime: Runtime
+) -> None:
+    """403 `blind_item` for a reviewer while the screening answers for a blind item."""
     audits = screening_blind_audits(principal, runtime.settings.review_blind)
     if await blind_items.blind_among(session, [screening_id], audits):
         raise AppError(
@@ -87,8 +132,6 @@ async def get_screening(
             f"screening {screening_id}'s pair waits on a blind review: its outcome is "
             "withheld from reviewers until the queue item is resolved",
         )
-    rulings, readings = await rescores.history(session, screening_id)
-    return ScreeningOut.of(screening, rulings, readings)
 
 
 @router.get(

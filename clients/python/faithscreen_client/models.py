@@ -40,8 +40,11 @@ class Evidence(BaseModel):
 class Review(BaseModel):
     """One LLM call's record: the raw reply, what was parsed from it, the call's metadata.
     `judge_name`: a panel judge's name, `judge` for the single judge, null for the
-    translator; `supplied`: the client gave the reply."""
+    translator; `supplied`: the client gave the reply. `cut`: the texts the server showed
+    cut (longer than it shows), each with its whole length in characters; the whole reply
+    is at GET /v1/screenings/{screening_id}/reviews/{id}/raw."""
 
+    id: int
     role: str
     judge_name: str | None = None
     attempt: int
@@ -63,6 +66,7 @@ class Review(BaseModel):
     parser_version: str
     prompt_version: str | None
     created_at: datetime
+    cut: dict[str, int] = Field(default_factory=dict)
 
 
 class Ruling(BaseModel):
@@ -91,6 +95,7 @@ class Reading(BaseModel):
     parser_version: str
     rescore_id: str
     created_at: datetime
+    cut: dict[str, int] = Field(default_factory=dict)
 
 
 class ScreeningListed(BaseModel):
