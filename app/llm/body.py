@@ -1,14 +1,24 @@
 """Reading an OpenAI-compatible chat completion body, strictly.
 
 Anything that is not the expected shape raises `MalformedBody`; the client turns that
-into a failed call instead of guessing what the provider meant.
+into a failed call instead of guessing what the provider meant. That includes a key named
+twice in one object, anywhere in the body: JSON leaves such a body's meaning open (Python
+keeps the last value, other readers the first or refuse it), so two `choices` could say
+MISMATCH to one reader and FAITHFUL to another. Anywhere, not only on the path to the
+content: it is simpler to state and to check, and no real server writes a duplicate key
+(each serialises a map or a typed object), so refusing one costs nothing real.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
+
+# How much of a duplicated key a MalformedBody message quotes: the key came from the
+# provider and may be of any length; the whole body is kept beside the error anyway.
+_KEY_SHOWN = 60
 
 
 class MalformedBody(ValueError):
@@ -54,12 +64,33 @@ def _json_object(text: str) -> dict[str, Any]:
     try:
         # strict=False: a raw control character inside a string (a bare CR, say) is kept
         # as sent, so the contract parser sees the reply as it was, not a lost reply.
-        body = json.loads(text, strict=False)
+        body = json.loads(text, strict=False, object_pairs_hook=_unique_keys)
+    except MalformedBody:
+        raise
     except ValueError as exc:
         raise MalformedBody(f"not JSON ({exc})") from None
     if not isinstance(body, dict):
         raise MalformedBody(f"expected a JSON object, got {type(body).__name__}")
     return body
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """An object's members as a dict; raises MalformedBody when a key comes twice (after
+    JSON unescaping: "choices" and "\\u0063hoices" are one key)."""
+    body = dict(pairs)
+    if len(body) != len(pairs):
+        twice = _first_repeated(key for key, _ in pairs)
+        raise MalformedBody(f"duplicate key {twice[:_KEY_SHOWN]!r} in a JSON object")
+    return body
+
+
+def _first_repeated(keys: Iterable[str]) -> str:
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            return key
+        seen.add(key)
+    raise ValueError("no key is repeated")
 
 
 def _first_message(body: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
