@@ -30,11 +30,14 @@ class ParseStatus(StrEnum):
     # Read strictly the reply is `ok`, but read as a person reads it (every Unicode line
     # break a line end, invisible characters dropped) its verdicts differ.
     AMBIGUOUS = "ambiguous"
+    # The reply may be cut short: its finish reason is not one the contract lists as a
+    # completion (`length`, an unknown reason, none at all; app/contract/call.py).
     TRUNCATED = "truncated"
     EMPTY = "empty"
     PROVIDER_ERROR = "provider_error"
-    # The provider declined to answer (finish_reason `content_filter` or a refusal
-    # field). Recorded as such and never re-asked: it is not a format fault.
+    # The provider declined to answer (a refusal finish reason such as `content_filter`,
+    # app/contract/call.py, or a refusal field). Recorded as such and never re-asked: it is
+    # not a format fault.
     REFUSED = "refused"
 
 

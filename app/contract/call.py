@@ -1,19 +1,30 @@
 """The reading for one LLM call: what the call's ending says first, then the reply text.
 
-Pure, like the parser. The order of the checks is part of the contract:
+Pure, like the parser. A provider's reply is read for a verdict only when its finish reason
+says the model ended the reply itself: anything else could be a reply cut short, and a
+cut-off reply may still hold a complete-looking VERDICT line written before the end. The
+reasons are an explicit table (`ENDINGS`) with no catch-all that lets a reply through. The
+order of the checks is part of the contract:
 
-1. finish_reason `length` -> `truncated`, whatever the content says (a cut-off reply may
-   still hold a complete-looking VERDICT line written before the end).
-2. finish_reason `content_filter` -> `refused`, even with no content: the provider
-   declined, which is not a format fault and is never re-asked.
+1. finish reason a refusal (`content_filter`, ...) -> `refused`, even with no content: the
+   provider declined, which is not a format fault and is never re-asked.
+2. finish reason anything but a completion (`length`, `max_tokens`, an unknown reason, no
+   reason at all) -> `truncated`, whatever the content says; re-asked as a format retry.
 3. no content, or whitespace only -> `empty`.
 4. otherwise the reply contract (`parse_reply`).
 
 In cases 1 and 2 the back-translation and issues are still read from whatever content
 there is, so a person sees what the model wrote; the verdict is always `unclear`.
+
+A reply the client supplied had no provider and so no finish reason: it is whole by nature
+(the client sent all of it) and is read by `read_supplied`, which is cases 3 and 4 alone.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from enum import StrEnum
+from types import MappingProxyType
 
 from app.contract.parser import PARSER_VERSION, parse_reply
 from app.contract.reading import Reading
@@ -30,14 +41,82 @@ CALL_STATUSES: frozenset[ParseStatus] = frozenset(
     }
 )
 
-_FINISH_STATUSES = {"length": ParseStatus.TRUNCATED, "content_filter": ParseStatus.REFUSED}
+
+class Ending(StrEnum):
+    """What a finish reason says of the reply it ends."""
+
+    # The model ended the reply itself (an end-of-sequence token or a stop sequence).
+    COMPLETE = "complete"
+    # Generation stopped at a limit: the reply may be missing its end.
+    CUT = "cut"
+    # The provider withheld or stopped the reply for its own policy.
+    REFUSED = "refused"
+
+
+# Every finish reason the contract knows, exactly as servers spell it: case is not folded,
+# because each server sends one fixed spelling and folding would accept spellings no server
+# is known to send ("Stop", "END_TURN") as complete. Gemini's upper-case words are listed
+# as Gemini spells them. Sources are in docs/contract.md. A reason not here, and a missing
+# one, is read as a cut reply (`truncated`): never as complete.
+ENDINGS: Mapping[str, Ending] = MappingProxyType(
+    {
+        # OpenAI, llama.cpp server, vLLM, TGI (end-of-sequence), and OpenAI layers over
+        # Anthropic and Gemini.
+        "stop": Ending.COMPLETE,
+        # Anthropic Messages, passed through by some Anthropic-compatible layers.
+        "end_turn": Ending.COMPLETE,
+        # Anthropic Messages and TGI: a stop sequence ended the reply, as `stop` says on
+        # OpenAI.
+        "stop_sequence": Ending.COMPLETE,
+        # Gemini, passed through by some Gemini-compatible layers.
+        "STOP": Ending.COMPLETE,
+        # OpenAI, llama.cpp server, vLLM, TGI: max_tokens or the context was reached.
+        "length": Ending.CUT,
+        # Anthropic Messages.
+        "max_tokens": Ending.CUT,
+        "model_context_window_exceeded": Ending.CUT,
+        # Mistral: the model's context was full.
+        "model_length": Ending.CUT,
+        # Gemini.
+        "MAX_TOKENS": Ending.CUT,
+        # OpenAI and Azure OpenAI.
+        "content_filter": Ending.REFUSED,
+        # Anthropic Messages.
+        "refusal": Ending.REFUSED,
+        # Gemini.
+        "SAFETY": Ending.REFUSED,
+        "RECITATION": Ending.REFUSED,
+        "BLOCKLIST": Ending.REFUSED,
+        "PROHIBITED_CONTENT": Ending.REFUSED,
+        "SPII": Ending.REFUSED,
+    }
+)
+
+
+def ending_of(finish_reason: str | None) -> Ending:
+    """What `finish_reason` says of its reply; unknown or missing: `CUT` (fail closed)."""
+    if finish_reason is None:
+        return Ending.CUT
+    return ENDINGS.get(finish_reason, Ending.CUT)
 
 
 def read_call(content: str | None, finish_reason: str | None) -> Reading:
-    """The reading for one completed LLM call (see the module docstring for the order)."""
-    finish_status = _FINISH_STATUSES.get(finish_reason or "")
-    if finish_status is not None:
-        return _unclear_with_fields(content or "", finish_status)
+    """The reading for one completed provider call (see the module docstring for the order)."""
+    ending = ending_of(finish_reason)
+    if ending is Ending.REFUSED:
+        return _unclear_with_fields(content or "", ParseStatus.REFUSED)
+    if ending is not Ending.COMPLETE:
+        return _unclear_with_fields(content or "", ParseStatus.TRUNCATED)
+    return _read_whole(content)
+
+
+def read_supplied(reply: str) -> Reading:
+    """The reading for a reply the client supplied: there was no call, so no finish reason,
+    and the text is all there is (checks 3 and 4 of the module docstring)."""
+    return _read_whole(reply)
+
+
+def _read_whole(content: str | None) -> Reading:
     if content is None or not content.strip():
         return failed_call_reading(ParseStatus.EMPTY)
     return parse_reply(content)

@@ -2,7 +2,8 @@
 
 Pure: plain strings in, a `Reading` out; no database, no HTTP, no framework imports.
 
-The rules (`PARSER_VERSION` changes whenever any reply could be read differently):
+The rules (`PARSER_VERSION` changes whenever any reply, or any call's ending (`call.py`),
+could be read differently):
 
 1. Lines end at LF; CRLF is accepted as a line end. A carriage return not immediately
    followed by a line feed, anywhere, gives status `bare_cr` (verdict `unclear`): some
@@ -49,7 +50,9 @@ from app.contract.lenient import lenient_verdict_values
 from app.contract.reading import Reading
 from app.vocabulary import ParseStatus, Verdict
 
-PARSER_VERSION = "contract-2"
+# contract-3: a provider's reply is read only after a finish reason listed as a completion
+# (call.py); contract-2 read every reason but `length` and `content_filter` as complete.
+PARSER_VERSION = "contract-3"
 
 # Every character str.isspace() accepts except "\r" and "\n"; a test checks this against
 # all of Unicode, so a Python upgrade that changes the set cannot go unnoticed.

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from app.contract import PARSER_VERSION, failed_call_reading, read_call
+from app.contract import PARSER_VERSION, failed_call_reading, read_call, read_supplied
 from app.contract.reading import Reading
 from app.llm.call import CallResult
 from app.models.review import Review
@@ -79,8 +79,9 @@ def call_record(
 def supplied_record(
     screening_id: str, role: Role, reply: str, judge_name: str | None = None
 ) -> ReviewRecord:
-    """A reply the client supplied, read exactly as if a provider had returned it."""
-    reading = read_call(reply, None)
+    """A reply the client supplied, read by the reply contract as a provider's complete
+    reply would be: it has no finish reason, and no provider could have cut it."""
+    reading = read_supplied(reply)
     return ReviewRecord(
         screening_id=screening_id,
         role=role,

@@ -16,7 +16,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
-from app.contract import PARSER_VERSION, read_call
+from app.contract import PARSER_VERSION, read_call, read_supplied
 from app.contract.call import failed_call_reading
 from app.contract.reading import Reading
 from app.pipeline.judged import decide_judged, judge_names
@@ -26,8 +26,10 @@ from app.policy import Panel, RoleResult
 from app.repositories.rescore_rows import StoredCall
 from app.vocabulary import Pair, ParseStatus, Purpose, Role
 
-# (content, finish_reason) -> Reading: the parser entry point.
+# (content, finish_reason) -> Reading: the parser entry point for a provider's reply.
 Reader = Callable[[str | None, str | None], Reading]
+# reply -> Reading: the entry point for a reply the client supplied (no finish reason).
+SuppliedReader = Callable[[str], Reading]
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +39,7 @@ class Parser:
 
     read: Reader = read_call
     version: str = PARSER_VERSION
+    read_supplied: SuppliedReader = read_supplied
 
 
 # The parser installed now: what `faithscreen rescore` and POST /v1/rescore read with.
@@ -66,8 +69,13 @@ class Replay:
 def reread(call: StoredCall, parser: Parser = CURRENT_PARSER) -> Reading:
     """The stored reply read again, under `parser`'s version. A failed call, or one refused
     in the provider's own refusal field, keeps its status with no fields, as the pipeline
-    recorded it: nothing in it is an answer for the parser."""
-    reading = parser.read(call.raw_response, call.finish_reason)
+    recorded it: nothing in it is an answer for the parser. A supplied reply is read as the
+    pipeline read it, without a finish reason (it never had one)."""
+    reading = (
+        parser.read_supplied(call.raw_response or "")
+        if call.supplied
+        else parser.read(call.raw_response, call.finish_reason)
+    )
     status = call.reading.parse_status
     if status in CALL_OUTCOME_STATUSES and reading.parse_status is not status:
         reading = failed_call_reading(status)

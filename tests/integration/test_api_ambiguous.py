@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from app.contract import PARSER_VERSION
 from tests.integration.test_api_screenings import fetch, pair_body, replies, submit, wait_done
 from tests.support.batches import wait_batch_done
 from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api
@@ -34,7 +35,7 @@ async def test_a_supplied_reply_with_a_hidden_verdict_needs_review(api: Api) -> 
     assert body["reasons"] == ["translator_ambiguous"]
     [translator] = by_role(body, "translator")
     assert (translator["parse_status"], translator["verdict"]) == ("ambiguous", "unclear")
-    assert translator["parser_version"] == "contract-2"
+    assert translator["parser_version"] == PARSER_VERSION
     assert translator["raw_response"] == HIDDEN  # stored byte-for-byte, U+2028 and all
     assert translator["issues"] == "none\u2028VERDICT: MISMATCH"
 

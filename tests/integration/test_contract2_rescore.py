@@ -1,5 +1,6 @@
-"""Re-scoring screenings stored under contract-1 with contract-2 (rule 7, `ambiguous`), on
-SQLite and PostgreSQL. No model is called.
+"""Re-scoring screenings stored under contract-1 with contract-2's rule 7 (`ambiguous`), as
+the current parser (contract-3 on, which keeps rule 7) reads them, on SQLite and PostgreSQL.
+No model is called.
 
 The stored data is what contract-1 wrote: it read a reply whose MISMATCH line hides behind
 a U+2028 as ok/faithful, so the pair passed, under policy-1 and evidence-1.
@@ -98,7 +99,7 @@ async def test_a_dry_run_shows_the_hidden_mismatch_moving_under_the_new_versions
 
     diff = json.loads(await asyncio.to_thread(run_cli, database_url, "--all", "--json"))
 
-    assert diff["versions"] == {"parser": "contract-2", "policy": POLICY_VERSION,
+    assert diff["versions"] == {"parser": PARSER_VERSION, "policy": POLICY_VERSION,
                                 "evidence": EVIDENCE_VERSION}  # fmt: skip
     assert (diff["considered"], diff["changed"], diff["unchanged"]) == (3, 2, 1)
     assert diff["transitions"] == {"passed -> needs_review": 2}
@@ -121,7 +122,7 @@ async def test_the_text_diff_names_the_move_and_warns_of_nothing(
 ) -> None:
     await seed(session_factory)
     output = await asyncio.to_thread(run_cli, database_url, "--all")
-    assert f"parser contract-2, policy policy-1, evidence {EVIDENCE_VERSION}" in output
+    assert f"parser {PARSER_VERSION}, policy policy-1, evidence {EVIDENCE_VERSION}" in output
     assert "unchanged 1 (of which 1 under new versions), changed 2" in output
     assert re.search(r"passed -> needs_review\s+2\n\s+\+translator_ambiguous\s+2\n", output)
     assert re.search(r"ok/faithful -> ambiguous/unclear\s+2", output)

@@ -3,6 +3,9 @@
 A fixed, seeded corpus of awkward replies is read and the readings hashed. A change in how
 any of them is read changes the digest, and this test then fails until PARSER_VERSION is
 bumped and the new digest recorded under it. Never edit a recorded digest: add a version.
+From contract-3 on, a third digest holds how whole calls are read (`read_call` under every
+finish reason of a fixed list, and `read_supplied`), so a change in what a finish reason
+means is caught the same way.
 """
 
 from __future__ import annotations
@@ -14,17 +17,32 @@ from collections.abc import Sequence
 
 import pytest
 
-from app.contract import PARSER_VERSION, parse_reply
+from app.contract import PARSER_VERSION, parse_reply, read_call, read_supplied
+from app.contract.call import ENDINGS
 
 DIGESTS = {
     "contract-1": "501b56b756f814cceab020d4546ec2a1cb0c7a0fe929d00eb83f690ebad451d7",
     "contract-2": "30fc5bdb6ba298e6656c13d38581bd0734cb72e1ce6d7402a1f4573851b5c5b6",
+    # contract-3 changed how a call's ending is read, not how a reply text is.
+    "contract-3": "30fc5bdb6ba298e6656c13d38581bd0734cb72e1ce6d7402a1f4573851b5c5b6",
 }
 # From contract-2 on, a second corpus also holds what only the lenient reading (rule 7)
 # reads: format characters, loose and fullwidth colons, compatibility letters, look-alikes.
 LOOKALIKE_DIGESTS = {
     "contract-2": "02bb3a0561305d14726b02c73649a42d0fe981692db162a8573f80febc49acd5",
+    "contract-3": "02bb3a0561305d14726b02c73649a42d0fe981692db162a8573f80febc49acd5",
 }
+# From contract-3 on: the call corpus (CALL_REASONS below).
+CALL_DIGESTS = {
+    "contract-3": "a94703320479152fb8df8d0cbabd3e40e62a6e598c1824e8ec15781329f5fd64",
+}
+# Every reason ENDINGS lists, and reasons it does not: spellings no server sends, reasons
+# of servers that stopped for some other cause, none at all.
+CALL_REASONS = (
+    *sorted(ENDINGS), None, "", "error", "abort", "repetition", "tool_calls", "function_call",
+    "LENGTH", "Stop", "END_TURN", " stop", "stop\n", "eos_token", "OTHER",
+    "FINISH_REASON_UNSPECIFIED", "unknown",
+)  # fmt: skip
 
 LEADS = ["", "", " ", "\t", "\u3000", "\x85", "\x0b", "**", "> ", "Therefore "]
 NAMES = ["VERDICT:", "verdict:", "Verdict:", "BACK-TRANSLATION:", "issues:", "VERD\u0131CT:", ""]
@@ -61,6 +79,22 @@ def readings_digest(texts: list[str]) -> str:
     return hashlib.sha256(json.dumps(rows, ensure_ascii=True).encode()).hexdigest()
 
 
+def call_readings_digest(contents: list[str | None]) -> str:
+    rows = [
+        [reason, r.parse_status.value, r.verdict.value, r.back_translation, r.issues]
+        for content in contents
+        for reason, r in [
+            *((reason, read_call(content, reason)) for reason in CALL_REASONS),
+            ("supplied", read_supplied(content or "")),
+        ]
+    ]
+    return hashlib.sha256(json.dumps(rows, ensure_ascii=True).encode()).hexdigest()
+
+
+def call_corpus() -> list[str | None]:
+    return [None, "", " \n", *corpus(count=300, seed=3), *corpus(300, 4, LOOKALIKE_PARTS)]
+
+
 @pytest.mark.parametrize(
     ("digests", "texts"),
     [(DIGESTS, corpus()), (LOOKALIKE_DIGESTS, corpus(parts=LOOKALIKE_PARTS))],
@@ -75,11 +109,28 @@ def test_readings_match_the_digest_recorded_for_this_parser_version(
     )
 
 
-def test_every_version_has_its_own_digest() -> None:
-    # Within a corpus and across both: a digest recorded twice would hide a version bump.
-    recorded = [*DIGESTS.values(), *LOOKALIKE_DIGESTS.values()]
-    assert len(set(recorded)) == len(recorded)
-    assert len(DIGESTS) >= 2 and set(LOOKALIKE_DIGESTS) <= set(DIGESTS)
+def test_call_readings_match_the_digest_recorded_for_this_parser_version() -> None:
+    assert call_readings_digest(call_corpus()) == CALL_DIGESTS.get(PARSER_VERSION), (
+        "some call is read differently (a finish reason, or a supplied reply): bump "
+        "PARSER_VERSION and record the new digest under it"
+    )
+
+
+def test_the_call_corpus_names_every_reason_the_contract_lists() -> None:
+    # A reason added to ENDINGS joins CALL_REASONS, which moves the call digest.
+    assert set(ENDINGS) <= set(CALL_REASONS)
+
+
+def test_every_version_has_its_own_digests() -> None:
+    # A version's digests, taken together, differ from every other version's: the same
+    # digests recorded under two versions would hide a version bump. (contract-3 kept the
+    # reply corpora's digests of contract-2: only its call digest moved.)
+    versions = {
+        version: (DIGESTS[version], LOOKALIKE_DIGESTS.get(version), CALL_DIGESTS.get(version))
+        for version in DIGESTS
+    }
+    assert len(set(versions.values())) == len(versions)
+    assert len(DIGESTS) >= 2 and set(LOOKALIKE_DIGESTS) | set(CALL_DIGESTS) <= set(DIGESTS)
 
 
 @pytest.mark.parametrize("parts", [PARTS, LOOKALIKE_PARTS])
