@@ -53,6 +53,17 @@ def contract_reply(
 FAITHFUL_REPLY = contract_reply("FAITHFUL")
 
 
+class Absent:
+    """The type of ABSENT."""
+
+    def __repr__(self) -> str:
+        return "ABSENT"
+
+
+# A Reply field set to ABSENT leaves its key out of the body (None sends `null`).
+ABSENT = Absent()
+
+
 # --- Steps: what the server does with one request ---------------------------------------
 
 
@@ -61,9 +72,9 @@ class Reply:
     """A 200 chat completion. `usage=None` reports token counts estimated from the text."""
 
     content: str | None = FAITHFUL_REPLY
-    finish_reason: str | None = "stop"
+    finish_reason: str | Absent | None = "stop"
     usage: dict[str, Any] | None = None
-    model: str | None = None  # reported model; None echoes the requested one
+    model: str | Absent | None = None  # reported model; None echoes the requested one
     refusal: str | None = None
     delay: float = 0.0
 
@@ -101,6 +112,26 @@ class RawBody:
 
 
 @dataclass(frozen=True)
+class BigReply:
+    """A 200 completion whose content is at least `size` UTF-8 bytes: `head`, `filler`
+    repeated, `tail` (by default a FAITHFUL contract reply with a long back-translation).
+    The body is written piece by piece as it is made, never held whole: a 50 MB reply
+    costs the server a few KiB, and a client that stops reading ends the write."""
+
+    size: int
+    head: str = "BACK-TRANSLATION: "
+    filler: str = "n + 0 = n. "
+    tail: str = "\nVERDICT: FAITHFUL\nISSUES: none\n"
+    finish_reason: str = "stop"
+
+    @property
+    def fillers(self) -> int:
+        """How many times `filler` is repeated."""
+        room = self.size - len((self.head + self.tail).encode())
+        return max(0, -(-room // len(self.filler.encode())))
+
+
+@dataclass(frozen=True)
 class Trickle:
     """Announce a long body, then send one byte every `interval` seconds, forever: every
     read succeeds, so only a whole-attempt deadline ends the call."""
@@ -108,7 +139,7 @@ class Trickle:
     interval: float = 0.1
 
 
-Step = Reply | HttpError | Reset | Hang | RawBody | Trickle
+Step = Reply | HttpError | Reset | Hang | RawBody | BigReply | Trickle
 DefaultStep = Step | Callable[["RecordedRequest"], Step]
 
 
@@ -332,6 +363,9 @@ class ScriptedOpenAI:
                 return await _write(
                     writer, step.status, step.text.encode(), {"content-type": step.content_type}
                 )
+            case BigReply():
+                self._served += 1
+                await _write_big(writer, step, request, self._served)
             case Hang():
                 await asyncio.sleep(step.seconds)
                 return await self._answer(step.then or self._default_step(request), request, writer)
@@ -416,22 +450,60 @@ async def _trickle(writer: asyncio.StreamWriter, interval: float) -> None:
         writer.write(b" ")
 
 
-def _completion(step: Reply, request: RecordedRequest, number: int) -> dict[str, Any]:
+async def _write_big(
+    writer: asyncio.StreamWriter, step: BigReply, request: RecordedRequest, number: int
+) -> None:
+    marker = "\x00content\x00"  # stands for the content: JSON writes it as \u0000content\u0000
+    body = _completion(Reply(marker, step.finish_reason), request, number, step.size)
+    before, after = _json_bytes(body).split(json.dumps(marker).encode())
+    head, filler, tail = (_json_string(s) for s in (step.head, step.filler, step.tail))
+    length = len(before) + len(head) + step.fillers * len(filler) + len(tail) + len(after) + 2
+    writer.write(
+        b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\n"
+        + f"content-length: {length}\r\n\r\n".encode()
+        + before
+        + b'"'
+        + head
+    )
+    per_piece = max(1, (64 << 10) // len(filler))
+    for start in range(0, step.fillers, per_piece):
+        writer.write(filler * min(per_piece, step.fillers - start))
+        await writer.drain()  # raises ConnectionError once the client has gone
+    writer.write(tail + b'"' + after)
+    await writer.drain()
+
+
+def _json_string(text: str) -> bytes:
+    """`text` as the inside of a JSON string, without its quotes."""
+    return json.dumps(text, ensure_ascii=False)[1:-1].encode("utf-8")
+
+
+def _completion(
+    step: Reply, request: RecordedRequest, number: int, content_bytes: int | None = None
+) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": step.content}
     if step.refusal is not None:
         message["refusal"] = step.refusal
-    return {
+    choice: dict[str, Any] = {"index": 0, "message": message}
+    if not isinstance(step.finish_reason, Absent):
+        choice["finish_reason"] = step.finish_reason
+    body: dict[str, Any] = {
         "id": f"chatcmpl-scripted-{number}",
         "object": "chat.completion",
         "created": int(time.time()),
         "model": step.model or request.model or "scripted",
-        "choices": [{"index": 0, "message": message, "finish_reason": step.finish_reason}],
-        "usage": step.usage if step.usage is not None else _estimated_usage(request, step),
+        "choices": [choice],
+        "usage": step.usage
+        if step.usage is not None
+        else _estimated_usage(request, content_bytes or len(step.content or "")),
     }
+    if isinstance(step.model, Absent):
+        del body["model"]
+    return body
 
 
-def _estimated_usage(request: RecordedRequest, step: Reply) -> dict[str, int]:
-    prompt, completion = len(request.text) // 4 + 1, len(step.content or "") // 4 + 1
+def _estimated_usage(request: RecordedRequest, content_chars: int) -> dict[str, int]:
+    prompt, completion = len(request.text) // 4 + 1, content_chars // 4 + 1
     return {
         "prompt_tokens": prompt,
         "completion_tokens": completion,
@@ -444,8 +516,13 @@ def _error_object(status: int) -> dict[str, Any]:
 
 
 def _json_bytes(body: dict[str, Any]) -> bytes:
-    # ensure_ascii=False sends Unicode as UTF-8, as real providers mostly do.
-    return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    # ensure_ascii=False sends Unicode as UTF-8, as real providers mostly do; a lone
+    # surrogate has no UTF-8 form, so a body holding one goes as \ud800 escapes, as a
+    # provider's JSON encoder would send it.
+    try:
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(body).encode("ascii")
 
 
 # --- Standalone ------------------------------------------------------------------------------

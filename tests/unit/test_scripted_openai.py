@@ -14,8 +14,11 @@ import pytest
 from app.contract.parser import parse_reply
 from app.vocabulary import ParseStatus, Verdict
 from tests.support.scripted_openai import (
+    ABSENT,
     FAITHFUL_REPLY,
+    BigReply,
     HttpError,
+    RawBody,
     RecordedRequest,
     Reply,
     Reset,
@@ -129,6 +132,56 @@ def test_http_errors_carry_status_headers_and_an_error_object(server: ScriptedOp
     assert response.status_code == 429
     assert response.headers["retry-after"] == "3"
     assert response.json()["error"]["code"] == 429
+
+
+def test_any_finish_reason_and_model_are_sent_as_given(server: ScriptedOpenAI) -> None:
+    server.script(steps=[Reply(finish_reason="max_tokens", model="m\x00\x1b[2J")])
+    server.script(steps=[Reply(finish_reason=None)])
+    first, null = ask(server).json(), ask(server).json()
+    assert first["choices"][0]["finish_reason"] == "max_tokens"
+    assert first["model"] == "m\x00\x1b[2J"
+    assert null["choices"][0]["finish_reason"] is None
+
+
+def test_absent_leaves_the_key_out(server: ScriptedOpenAI) -> None:
+    server.script(steps=[Reply(finish_reason=ABSENT, model=ABSENT)])
+    body = ask(server).json()
+    assert "finish_reason" not in body["choices"][0] and "model" not in body
+    assert body["choices"][0]["message"]["content"] == FAITHFUL_REPLY
+
+
+def test_a_lone_surrogate_goes_as_a_json_escape(server: ScriptedOpenAI) -> None:
+    server.script(steps=[Reply(model="m\ud800")])
+    response = ask(server)
+    assert b"\\ud800" in response.content  # valid UTF-8 on the wire, the escape inside
+    assert response.json()["model"] == "m\ud800"
+
+
+def test_a_raw_body_is_sent_as_is_duplicate_keys_and_all(server: ScriptedOpenAI) -> None:
+    text = '{"choices": [1], "choices": [2]}'
+    server.script(steps=[RawBody(text)])
+    assert ask(server).text == text
+
+
+def test_a_big_reply_is_a_faithful_completion_of_at_least_its_size(server: ScriptedOpenAI) -> None:
+    server.script(steps=[BigReply(3 << 20, filler='é ∀ \\ " ')])
+    response = ask(server)
+    assert response.headers["content-length"] == str(len(response.content))
+    reply = content(response)
+    assert len(reply.encode()) >= 3 << 20
+    assert reply.startswith('BACK-TRANSLATION: é ∀ \\ " ')
+    assert parse_reply(reply).is_faithful
+    assert response.json()["choices"][0]["finish_reason"] == "stop"
+
+
+def test_a_client_that_stops_reading_a_big_reply_ends_it(server: ScriptedOpenAI) -> None:
+    server.script(steps=[BigReply(50 << 20)])
+    payload = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    url = server.base_url + "/chat/completions"
+    with httpx2.stream("POST", url, json=payload, timeout=10) as response:
+        first = next(response.iter_bytes())
+    assert first.startswith(b'{"id": "chatcmpl-scripted-')
+    assert content(ask(server)) == FAITHFUL_REPLY  # the server itself carries on
 
 
 def test_reset_drops_the_connection_without_a_response(server: ScriptedOpenAI) -> None:
