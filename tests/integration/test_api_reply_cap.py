@@ -11,12 +11,16 @@ from collections.abc import AsyncIterator
 
 import pytest
 from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.shown_text import SHOWN_CHARACTERS
+from app.contract.reading import Reading
 from app.models import Review
 from app.settings import Settings
+from app.vocabulary import Pair, ParseStatus, Verdict
 from tests.integration.test_api_screenings import fetch, pair_body, submit, wait_done
 from tests.integration.test_review_blind import FLAGGED, Blind, keys, start_blind
+from tests.support import rescoring
 from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api, StartApi
 from tests.support.review_queue import bearer, error_code, queue_items
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
@@ -112,6 +116,36 @@ async def test_a_queue_item_shows_the_long_reply_cut_too(roomy_api: Api) -> None
     assert detail.status_code == 200 and len(detail.content) < 4 * SHOWN_CHARACTERS
     review = next(r for r in detail.json()["screening"]["reviews"] if r["role"] == "translator")
     assert review["cut"]["raw_response"] == len(reply)
+
+
+def lenient_read(content: str | None, finish_reason: str | None) -> Reading:
+    """An old parser that took anything for FAITHFUL (and kept no back-translation)."""
+    return Reading(Verdict.FAITHFUL, ParseStatus.OK, None, None, "lenient-0")
+
+
+async def test_a_rescore_reading_of_a_long_reply_is_shown_cut_too(
+    idle_api: Api, session_factory: async_sessionmaker[AsyncSession]
+) -> None:
+    mismatch = contract_reply("MISMATCH", back_translation=LONG_BACK)
+    async with session_factory() as session:
+        pair = Pair("For every n, n + 0 = n.", "theorem t (n : ℕ) : n + 0 = n := by sorry", "")
+        replies = (mismatch, JUDGE_FAITHFUL)
+        screening_id = await rescoring.stored_screening(
+            session, pair, "long", replies, read=lenient_read
+        )
+        await session.commit()
+    rescored = await idle_api.client.post("/v1/rescore", json={"all": True, "apply": True})
+    assert rescored.status_code == 200 and rescored.json()["applied"] == 1, rescored.text
+
+    response = await idle_api.client.get(f"/v1/screenings/{screening_id}")
+    assert response.status_code == 200 and len(response.content) < 4 * SHOWN_CHARACTERS
+    body = response.json()
+    review = next(r for r in body["reviews"] if r["role"] == "translator")
+    reading = next(r for r in body["readings"] if r["role"] == "translator")
+    assert reading["verdict"] == "mismatch"
+    assert reading["cut"] == {"back_translation": len(LONG_BACK.strip())}
+    raw_path = f"/v1/screenings/{screening_id}/reviews/{review['id']}/raw"
+    assert reading["back_translation"].endswith(f"the whole reply: GET {raw_path}]")
 
 
 async def test_the_raw_endpoint_answers_404_for_what_it_does_not_hold(api: Api) -> None:
