@@ -17,7 +17,12 @@ from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS, Decision
 from app.models.screening import Screening
 from app.review_queue.service import ItemDetail, QueueEntry, QueuePage
-from app.review_queue.visibility import BlindMode, audit_withheld, blind_for, hidden_trail_rows
+from app.review_queue.visibility import (
+    BlindMode,
+    audit_withheld,
+    hidden_trail_rows,
+    item_blind_for,
+)
 from app.vocabulary import DecisionKind, DecisionValue, Outcome, QueueStatus
 
 Note = Annotated[StorableText, Field(max_length=10_000, description="Why, in a few words.")]
@@ -26,8 +31,9 @@ Note = Annotated[StorableText, Field(max_length=10_000, description="Why, in a f
 BLIND_ITEM_DOC = (
     "Decided blind: until the item is resolved the caller sees the pair (and header) only, "
     "none of the outcome, reasons, evidence, reviews, back-translations, rulings or label "
-    "(FAITHSCREEN_REVIEW_BLIND: `audit` items by default, `all`, or `off`). Admins never "
-    "see an item blind."
+    "(FAITHSCREEN_REVIEW_BLIND: `audit` items by default, `all`, or `off`); an older, "
+    "resolved item of the pair is shown so too while a blind one waits. Admins never see "
+    "an item blind."
 )
 
 
@@ -39,8 +45,13 @@ class Viewer:
     mode: BlindMode
 
     def blind(self, entry: QueueEntry) -> bool:
-        resolved = entry.status is QueueStatus.RESOLVED
-        return blind_for(self.principal, self.mode, audit=entry.item.audit, resolved=resolved)
+        return item_blind_for(
+            self.principal,
+            self.mode,
+            audit=entry.item.audit,
+            resolved=entry.status is QueueStatus.RESOLVED,
+            pair_audit=entry.pair_audit,
+        )
 
     def hidden_rows(self, entry: QueueEntry, trail: Sequence[Decision]) -> set[int]:
         awaiting = entry.status is QueueStatus.AWAITING_SECOND

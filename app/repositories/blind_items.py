@@ -15,10 +15,11 @@ one place that says it.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 
-from sqlalchemy import ColumnElement, CompoundSelect, and_, false, select, union
+from sqlalchemy import ColumnElement, CompoundSelect, and_, false, or_, select, union
 from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm import aliased
 
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.screening import Screening
@@ -31,6 +32,40 @@ def is_blind_item(audits: Collection[bool]) -> ColumnElement[bool] | None:
     if not audits:
         return None
     return and_(QueueItem.status != QueueStatus.RESOLVED, QueueItem.audit.in_(audits))
+
+
+def in_blind_pair(audits: Collection[bool]) -> ColumnElement[bool] | None:
+    """A condition on `QueueItem`: it is blind (`is_blind_item`), or its pair's unresolved
+    item is -- an older, resolved item of the pair must not show what that one hides."""
+    blind = is_blind_item(audits)
+    if blind is None:
+        return None
+    other = aliased(QueueItem)
+    # No NULL on either side: the condition is negated, and NOT (NULL) would drop the row.
+    blind_pairs = select(other.open_pair_id).where(
+        other.open_pair_id.is_not(None),
+        other.status != QueueStatus.RESOLVED,
+        other.audit.in_(audits),
+    )
+    paired = and_(QueueItem.pair_id.is_not(None), QueueItem.pair_id.in_(blind_pairs))
+    return or_(blind, paired)
+
+
+async def pair_audits(session: AsyncSession, items: Sequence[QueueItem]) -> dict[int, bool | None]:
+    """Per item id: the `audit` flag of another, unresolved item of its pair (an older item
+    of a pair queued again since), None without one. A pair has at most one unresolved
+    item: `open_pair_id` is unique, and NULL once resolved."""
+    pair_ids = {item.pair_id for item in items if item.pair_id is not None}
+    statement = select(QueueItem.open_pair_id, QueueItem.id, QueueItem.audit).where(
+        QueueItem.open_pair_id.in_(pair_ids)
+    )
+    rows = (await session.execute(statement)).all() if pair_ids else []
+    found = {pair_id: (item_id, audit) for pair_id, item_id, audit in rows}
+    return {item.id: _other_audit(item, found.get(item.pair_id)) for item in items}
+
+
+def _other_audit(item: QueueItem, open_item: tuple[int, bool] | None) -> bool | None:
+    return open_item[1] if open_item is not None and open_item[0] != item.id else None
 
 
 def _blind_screening_ids(audits: Collection[bool]) -> CompoundSelect[tuple[str]] | None:

@@ -31,7 +31,7 @@ from app.clock import utcnow
 from app.models.queue_item import Claim, QueueItem, QueueItemScreening
 from app.models.screening import Screening
 from app.repositories import keyset
-from app.repositories.blind_items import is_blind_item
+from app.repositories.blind_items import in_blind_pair
 from app.vocabulary import QueueStatus
 
 OPEN = QueueStatus.OPEN
@@ -232,9 +232,10 @@ class QueueFilters:
     batch_id: str | None = None
     audit: bool | None = None
     # Unresolved items with one of these `audit` values are blind to the caller (none for an
-    # admin; see blind_items.is_blind_item): a `reason` filter never matches them (their
-    # reasons are withheld), nor an `audit` filter when `audit_withheld` (their flag is
-    # withheld too). Else a filter would tell the caller what the item hides.
+    # admin; see blind_items.is_blind_item), and so are the other items of their pair: a
+    # `reason` filter never matches them (their reasons are withheld), nor an `audit` filter
+    # when `audit_withheld` (their flag is withheld too). Else a filter would tell the
+    # caller what the item hides.
     blind_audits: tuple[bool, ...] = ()
     audit_withheld: bool = False
 
@@ -270,7 +271,7 @@ def _conditions(
         conditions.append(QueueItem.batch_id == filters.batch_id)
     if filters.audit is not None:
         conditions.append(QueueItem.audit.is_(filters.audit))
-    blind = is_blind_item(filters.blind_audits)
+    blind = in_blind_pair(filters.blind_audits)
     audit_told = filters.audit is not None and filters.audit_withheld
     if blind is not None and (filters.reason is not None or audit_told):
         conditions.append(~blind)

@@ -10,10 +10,11 @@ current ones. `defects` name what is wrong, `blind` says whether the person deci
 without seeing what the models said.
 
 A non-admin's export leaves out what the queue would not show them yet: decisions on an
-item that is blind to them (an unresolved audit under FAITHSCREEN_REVIEW_BLIND), whose
-lines would tell its outcome, and those on a double review awaiting its second decision,
-which nobody but admins sees until both are in. They appear once the item is resolved (a
-consumer paging with `after` should re-read from before them: their ids are older)."""
+item that is blind to them (an unresolved audit under FAITHSCREEN_REVIEW_BLIND, or an
+older item of a pair that has one), whose lines would tell its outcome, and those on a
+double review awaiting its second decision, which nobody but admins sees until both are
+in. They appear once the item is resolved (a consumer paging with `after` should re-read
+from before them: their ids are older)."""
 
 from __future__ import annotations
 
@@ -26,9 +27,9 @@ from app.auth.errors import require_role
 from app.auth.principal import Principal
 from app.json_lines import json_line
 from app.models.api_key import AccessRole
-from app.repositories import decisions
+from app.repositories import blind_items, decisions
 from app.repositories.decisions import ExportRow
-from app.review_queue.visibility import BlindMode, blind_for
+from app.review_queue.visibility import BlindMode, item_blind_for
 from app.vocabulary import QueueStatus
 
 # Decisions read per query.
@@ -75,17 +76,24 @@ def export_lines(
     (see the module docstring). The role is checked here, before the first line: a
     refusal must come before a response starts."""
     require_role(principal, AccessRole.REVIEWER)
-    return _lines(sessions, after, lambda row: _shown(row, principal, blind_mode))
+    return _lines(sessions, after, lambda row, pairs: _shown(row, pairs, principal, blind_mode))
+
+
+# Per item id, the audit flag of another unresolved item of its pair (blind_items.pair_audits).
+PairAudits = dict[int, bool | None]
 
 
 async def _lines(
-    sessions: async_sessionmaker[AsyncSession], after: int, shown: Callable[[ExportRow], bool]
+    sessions: async_sessionmaker[AsyncSession],
+    after: int,
+    shown: Callable[[ExportRow, PairAudits], bool],
 ) -> AsyncIterator[bytes]:
     while True:
         # A short session per page: the stream may take long, a transaction must not.
         async with sessions() as session:
             page = await decisions.export_page(session, after=after, limit=EXPORT_PAGE)
-        lines = b"".join(_line(row) for row in page if shown(row))
+            pairs = await blind_items.pair_audits(session, [row.item for row in page])
+        lines = b"".join(_line(row) for row in page if shown(row, pairs))
         if lines:
             yield lines
         # A page holds every line of its decisions: fewer decisions than asked, the end.
@@ -94,14 +102,18 @@ async def _lines(
         after = page[-1].decision.id
 
 
-def _shown(row: ExportRow, principal: Principal, mode: BlindMode) -> bool:
-    status = row.item.status
+def _shown(row: ExportRow, pairs: PairAudits, principal: Principal, mode: BlindMode) -> bool:
+    item = row.item
     if principal.role is AccessRole.ADMIN:
         return True
-    blind = blind_for(
-        principal, mode, audit=row.item.audit, resolved=status is QueueStatus.RESOLVED
+    blind = item_blind_for(
+        principal,
+        mode,
+        audit=item.audit,
+        resolved=item.status is QueueStatus.RESOLVED,
+        pair_audit=pairs[item.id],
     )
-    return not blind and status is not QueueStatus.AWAITING_SECOND
+    return not blind and item.status is not QueueStatus.AWAITING_SECOND
 
 
 def _line(row: ExportRow) -> bytes:

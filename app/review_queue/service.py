@@ -24,7 +24,7 @@ until another reviewer takes the item.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -42,7 +42,14 @@ from app.models.decision import Decision
 from app.models.queue_item import QueueItem
 from app.models.rescore import RulingRow
 from app.models.screening import Screening
-from app.repositories import decision_conflicts, decisions, queue_items, rescores, screenings
+from app.repositories import (
+    blind_items,
+    decision_conflicts,
+    decisions,
+    queue_items,
+    rescores,
+    screenings,
+)
 from app.repositories.decision_conflicts import PairConflict
 from app.repositories.queue_items import QueueFilters, effective_status
 from app.review_queue import choices, transitions
@@ -92,11 +99,15 @@ class ReviewRules:
 @dataclass(frozen=True, slots=True)
 class QueueEntry:
     """An item (its screening loaded) and its status as of now: a lapsed claim is open.
-    `screening_ids`: every screening the item answers for, the opening one first."""
+    `screening_ids`: every screening the item answers for, the opening one first.
+    `pair_audit`: the `audit` flag of another, unresolved item of the same pair (a resolved
+    item's pair may have one since), None without one: this item shows what that one
+    would hide, so it is as blind as that one."""
 
     item: QueueItem
     status: QueueStatus
     screening_ids: tuple[str, ...] = ()
+    pair_audit: bool | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -149,8 +160,7 @@ async def list_items(
     items, next_cursor = await queue_items.list_page(
         session, filters or QueueFilters(), cursor=cursor, limit=limit, now=now
     )
-    answering = await queue_items.screening_ids(session, [item.id for item in items])
-    entries = [_entry(item, now, answering[item.id]) for item in items]
+    entries = await _entries(session, items, now)
     return QueuePage(entries, next_cursor)
 
 
@@ -164,8 +174,7 @@ async def get_item(
         raise RuntimeError(f"queue item {item_id} names a missing screening")
     trail = await decisions.for_item(session, item_id)
     rulings, readings = await rescores.history(session, item.screening_id)
-    answering = (await queue_items.screening_ids(session, [item_id]))[item_id]
-    entry = _entry(item, now or utcnow(), answering)
+    [entry] = await _entries(session, [item], now or utcnow())
     return ItemDetail(entry, screening, trail, rulings, readings)
 
 
@@ -373,14 +382,20 @@ def _pair_has_open_item(item: QueueItem, other: int | None) -> AppError:
     )
 
 
-def _entry(item: QueueItem, now: datetime, answering: Iterable[str]) -> QueueEntry:
-    return QueueEntry(item, effective_status(item, now), tuple(answering))
+async def _entries(
+    session: AsyncSession, items: Sequence[QueueItem], now: datetime
+) -> list[QueueEntry]:
+    answering = await queue_items.screening_ids(session, [item.id for item in items])
+    pairs = await blind_items.pair_audits(session, items)
+    return [
+        QueueEntry(item, effective_status(item, now), tuple(answering[item.id]), pairs[item.id])
+        for item in items
+    ]
 
 
 async def _current(session: AsyncSession, item_id: int, now: datetime) -> QueueEntry:
-    item = await _existing(session, item_id)
-    answering = (await queue_items.screening_ids(session, [item_id]))[item_id]
-    return _entry(item, now, answering)
+    [entry] = await _entries(session, [await _existing(session, item_id)], now)
+    return entry
 
 
 async def _existing(session: AsyncSession, item_id: int) -> QueueItem:

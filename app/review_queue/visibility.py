@@ -34,6 +34,17 @@ def blind_for(principal: Principal, mode: BlindMode, *, audit: bool, resolved: b
     return item_is_blind(mode, audit=audit, resolved=resolved)
 
 
+def item_blind_for(
+    principal: Principal, mode: BlindMode, *, audit: bool, resolved: bool, pair_audit: bool | None
+) -> bool:
+    """Whether `principal` sees a queue item blind: while it is blind itself, and while
+    another, unresolved item of its pair is (`pair_audit`: that item's `audit` flag, None
+    without one), since an older item of the pair would show what that one hides."""
+    if blind_for(principal, mode, audit=audit, resolved=resolved):
+        return True
+    return pair_audit is not None and blind_for(principal, mode, audit=pair_audit, resolved=False)
+
+
 def screenings_blind_for(principal: Principal) -> bool:
     """Whether `principal` is refused the screenings behind items blind to them (their
     outcome through GET /v1/screenings, listings and batch results): a key that may decide

@@ -125,3 +125,40 @@ async def test_submitters_and_admins_read_it_and_so_does_everyone_once_resolved(
     shown = await r.get(keys.alice, f"/v1/screenings/{r.again}")
     assert shown.status_code == 200 and shown.json()["outcome"] == "flagged"
     assert any(s in json.dumps(shown.json()) for s in SENTINELS)
+
+
+async def test_an_older_resolved_item_of_the_pair_is_blind_while_the_new_one_is(
+    start_api: StartApi, unconfigured_settings: Settings
+) -> None:
+    """The pair was decided once (needs_review, never blind under `audit`) and is audited
+    now: the old item's outcome, reviews and export lines would tell what the new one hides."""
+    settings = unconfigured_settings.model_copy(update={"auth": "on", "audit_rate": 1.0})
+    async with start_api(settings, with_worker=False) as api:
+        admin = await make_key(api, AccessRole.ADMIN, "admin")
+        alice = await make_key(api, AccessRole.REVIEWER, "alice")
+
+        async def call(method: str, path: str, body: Any = None, **params: Any) -> Any:
+            return await api.client.request(
+                method, path, json=body, params=params, headers=bearer(alice)
+            )
+
+        unread = pair(N + 2, "needs_review")
+        assert (await call("POST", "/v1/screenings", unread)).status_code == 202
+        [old] = (await call("GET", "/v1/queue")).json()["items"]
+        assert (await call("POST", f"/v1/queue/{old['id']}/claim")).status_code == 200
+        decided = await call("POST", f"/v1/queue/{old['id']}/decision", {"decision": "faithful"})
+        assert decided.status_code == 201, decided.text
+        assert len((await call("GET", "/v1/decisions/export")).text.splitlines()) == 1
+        audited = unread | {"replies": FLAGGED}
+        assert (await call("POST", "/v1/screenings", audited)).status_code == 202
+
+        seen = (await call("GET", f"/v1/queue/{old['id']}")).json()
+        assert (seen["status"], seen["blind"]) == ("resolved", True) and leaks(seen) == []
+        assert "translator_missing" not in json.dumps(seen)
+        listed = (await call("GET", "/v1/queue")).json()["items"]
+        assert [i["blind"] for i in listed] == [True, True] and leaks(listed) == []
+        found = await call("GET", "/v1/queue", reason="translator_missing")
+        assert found.json()["items"] == []
+        assert (await call("GET", "/v1/decisions/export")).text == ""
+        whole = await api.client.get(f"/v1/queue/{old['id']}", headers=bearer(admin))
+        assert whole.json()["reasons"] == ["translator_missing"]
