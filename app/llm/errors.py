@@ -18,8 +18,23 @@ class ProviderBackoff(LLMError):
 
     The caller gives its worker slot back and reschedules the whole screening no earlier
     than `retry_after` seconds from now; no review is recorded for the abandoned call.
+    `asked` is what the provider asked for, when more than the cap `retry_after` allows
+    (the provider's `max_retry_after_seconds`); None when it was granted as asked.
     """
 
-    def __init__(self, retry_after: float) -> None:
-        super().__init__(f"provider asked to wait {retry_after:.1f} s before calling again")
+    def __init__(self, retry_after: float, *, asked: float | None = None) -> None:
         self.retry_after = retry_after
+        self.asked = asked
+        super().__init__(self.describe())
+
+    def describe(self) -> str:
+        """What a waiting screening says: "provider asked to wait 999999 s (capped at 300 s)"."""
+        if self.asked is None:
+            return f"provider asked to wait {_seconds(self.retry_after)} s"
+        asked, cap = _seconds(self.asked), _seconds(self.retry_after)
+        return f"provider asked to wait {asked} s (capped at {cap} s)"
+
+
+def _seconds(value: float) -> str:
+    # Whole seconds, but a wait of 1e300 s (or inf) in a few characters, not 301 digits.
+    return f"{value:.0f}" if value < 1e9 else f"{value:.3g}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
@@ -31,7 +32,8 @@ def backoff_delay(retry: int, rng: Callable[[], float]) -> float:
 
 def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None) -> float | None:
     """The wait a response asks for: `retry-after-ms`, or `Retry-After` in seconds or as
-    an HTTP date. None when absent or unreadable (the caller falls back to backoff)."""
+    an HTTP date. None when absent or unreadable (the caller falls back to backoff). It may
+    be huge, or infinite ("inf", "1e400"): the caller caps it (`capped_wait`)."""
     if (millis := _number(headers.get("retry-after-ms"))) is not None:
         return millis / 1000
     value = headers.get("retry-after")
@@ -42,20 +44,26 @@ def retry_after_seconds(headers: Mapping[str, str], now: datetime | None = None)
     return seconds if seconds is not None else _seconds_until(value, now or datetime.now(UTC))
 
 
+def capped_wait(asked: float, cap: float) -> float:
+    """`asked` (seconds, as `retry_after_seconds` read it) within [0, cap]."""
+    return min(max(asked, 0.0), cap)
+
+
 def _number(value: str | None) -> float | None:
     try:
         number = float(value) if value is not None else None
     except ValueError:
         return None
-    # NaN and infinities are not waits; negative waits mean "now".
-    return max(number, 0.0) if number is not None and number < float("inf") else None
+    # NaN is not a wait; a negative one means "now"; an infinite one is capped by the caller.
+    return None if number is None or math.isnan(number) else max(number, 0.0)
 
 
 def _seconds_until(http_date: str, now: datetime) -> float | None:
     try:
         when = parsedate_to_datetime(http_date)
-    except (TypeError, ValueError):
+        if when.tzinfo is None:  # an HTTP date is always GMT
+            when = when.replace(tzinfo=UTC)
+        return max((when - now).total_seconds(), 0.0)
+    # A year or hour of twenty digits overflows; a date past 9999 in UTC too.
+    except (TypeError, ValueError, OverflowError):
         return None
-    if when.tzinfo is None:  # an HTTP date is always GMT
-        when = when.replace(tzinfo=UTC)
-    return max((when - now).total_seconds(), 0.0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 from app.observability.exposition import MetricFamily, Sample
+from app.observability.labels import folded
 from app.repositories.metrics import CallLatencyBuckets, MetricsSnapshot
 
 
@@ -18,6 +19,7 @@ def families(snapshot: MetricsSnapshot) -> list[MetricFamily]:
         _oldest_job(snapshot),
         _queue_items(snapshot),
         *judge_families(snapshot),
+        *_provider_waits(snapshot),
     ]
 
 
@@ -25,7 +27,7 @@ def judge_families(snapshot: MetricsSnapshot) -> list[MetricFamily]:
     """Calls, latency and tokens per judge (a panel's, or `judge`): the judge reviews alone."""
     calls = [
         Sample({"judge": judge, "model": model, "parse_status": status}, n)
-        for (judge, model, status), n in sorted(snapshot.judge_llm_calls.items())
+        for (judge, model, status), n in sorted(folded(snapshot.judge_llm_calls, 1).items())
     ]
     latency = [s for h in snapshot.judge_latency for s in _histogram_samples(h, "judge")]
     tokens = [
@@ -60,7 +62,8 @@ def _screenings(snapshot: MetricsSnapshot) -> MetricFamily:
 def _llm_calls(snapshot: MetricsSnapshot) -> MetricFamily:
     samples = [
         Sample({"role": role, "model": model, "parse_status": status}, n)
-        for (role, model, status), n in sorted(snapshot.llm_calls.items())
+        # The model is what the provider reported: bounded (observability/labels.py).
+        for (role, model, status), n in sorted(folded(snapshot.llm_calls, 1).items())
     ]
     help_ = (
         "Stored reviews (LLM calls) by role, model and parse status; "
@@ -117,3 +120,20 @@ def _queue_items(snapshot: MetricsSnapshot) -> MetricFamily:
     samples = [Sample({"status": s}, n) for s, n in sorted(snapshot.queue_items.items())]
     help_ = "Review queue items by status (a lapsed claim counts as open)."
     return MetricFamily("faithscreen_review_queue_items", "gauge", help_, samples)
+
+
+def _provider_waits(snapshot: MetricsSnapshot) -> list[MetricFamily]:
+    # Both 0 when no provider asked to wait: an absent series reads as "no data".
+    waits = snapshot.provider_waits
+    return [
+        MetricFamily(
+            "faithscreen_provider_wait_jobs", "gauge",
+            "Jobs queued for later because a provider asked to wait (429, Retry-After).",
+            [Sample({}, waits.jobs)],
+        ),
+        MetricFamily(
+            "faithscreen_provider_wait_seconds", "gauge",
+            "Seconds until the last job a provider asked to wait for is due (0 when none).",
+            [Sample({}, waits.longest_seconds)],
+        ),
+    ]  # fmt: skip

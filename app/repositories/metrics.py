@@ -22,6 +22,7 @@ from app.models.queue_item import QueueItem
 from app.models.review import Review
 from app.models.screening import Screening
 from app.repositories.jobs import oldest_queued_age_seconds
+from app.repositories.provider_waits import Waiting, waiting
 from app.vocabulary import QueueStatus, Role
 
 # Per judge: the judge reviews alone, grouped by judge name instead of role.
@@ -63,6 +64,8 @@ class MetricsSnapshot:
     judge_llm_calls: dict[tuple[str, str, str], int] = field(default_factory=dict)
     judge_latency: list[CallLatencyBuckets] = field(default_factory=list)
     judge_tokens: dict[tuple[str, str], int] = field(default_factory=dict)
+    # Jobs queued for later because a provider asked to wait (a 429, a Retry-After).
+    provider_waits: Waiting = field(default_factory=Waiting)
 
 
 async def snapshot(session: AsyncSession, *, now: datetime | None = None) -> MetricsSnapshot:
@@ -78,6 +81,7 @@ async def snapshot(session: AsyncSession, *, now: datetime | None = None) -> Met
         judge_llm_calls=await llm_calls(session, Review.judge_name, JUDGE_REVIEWS),
         judge_latency=await latency_histograms(session, Review.judge_name, JUDGE_REVIEWS),
         judge_tokens=await token_sums(session, Review.judge_name, JUDGE_REVIEWS),
+        provider_waits=await waiting(session, now=now),
     )
 
 

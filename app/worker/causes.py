@@ -48,11 +48,12 @@ def is_database_outage(error: BaseException) -> bool:
     return all(_is_outage(leaf) for leaf in leaves(error))
 
 
-def provider_backoff(error: BaseException) -> float | None:
-    """Seconds the provider asked us to wait, when that is all that stopped the run."""
+def provider_backoff(error: BaseException) -> ProviderBackoff | None:
+    """The provider's longest request to wait, when waiting is all that stopped the run."""
     found = leaves(error)
-    if all(isinstance(leaf, ProviderBackoff) for leaf in found):
-        return max(leaf.retry_after for leaf in found if isinstance(leaf, ProviderBackoff))
+    backoffs = [leaf for leaf in found if isinstance(leaf, ProviderBackoff)]
+    if backoffs and len(backoffs) == len(found):
+        return max(backoffs, key=lambda backoff: backoff.retry_after)
     return None
 
 

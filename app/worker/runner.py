@@ -16,15 +16,17 @@ import asyncio
 import contextlib
 import functools
 import logging
+import math
 from collections.abc import Awaitable
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.clock import utcnow
+from app.llm.errors import ProviderBackoff
 from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
-from app.repositories import jobs
+from app.repositories import jobs, provider_waits
 from app.worker import causes
 from app.worker.failures import FailurePolicy
 from app.worker.owners import free_dead_local_jobs, new_owner_name
@@ -38,6 +40,9 @@ CLAIM_BATCH_SHARE = 8
 # Waits between runs of a screening while the database does not answer.
 OUTAGE_FIRST_WAIT_SECONDS = 0.5
 OUTAGE_MAX_WAIT_SECONDS = 10.0
+# The longest a job is ever put back for: the highest FAITHSCREEN_*_MAX_RETRY_AFTER_SECONDS
+# accepted (the client caps a provider's wait at that setting before the worker sees it).
+LONGEST_DEFERRAL_SECONDS = 86400.0
 
 
 class Worker:
@@ -195,15 +200,10 @@ class Worker:
 
     async def _settle(self, claim: Claim, attempts: int, error: Exception) -> None:
         """A run that raised: back off for the provider, let go of a lost job, or fail it."""
-        retry_after = causes.provider_backoff(error)
-        if retry_after is not None:
-            log.info(
-                "screening %s: provider asks to wait %.0f s",
-                claim.screening_id,
-                retry_after,
-                extra=_ids(claim),
-            )
-            await self._release(claim, delay=retry_after)
+        backoff = causes.provider_backoff(error)
+        if backoff is not None:
+            log.info("screening %s: %s", claim.screening_id, backoff.describe(), extra=_ids(claim))
+            await self._defer(claim, backoff)
         elif causes.is_job_lost(error):
             log.warning("job %s was taken over by another worker", claim.job_id, extra=_ids(claim))
         else:
@@ -230,8 +230,28 @@ class Worker:
             await session.commit()
         return held
 
+    async def _defer(self, claim: Claim, backoff: ProviderBackoff) -> None:
+        """Back to the queue for the pause the provider asked for (the client capped it),
+        the job and its screening saying so, for GET /v1/screenings/{id} and /metrics."""
+        run_after = _later(backoff.retry_after)
+        note = f"{backoff.describe()}; queued again for {run_after:%Y-%m-%d %H:%M:%S} UTC"
+
+        async def defer() -> None:
+            async with self._sessions() as session:
+                await provider_waits.defer(
+                    session,
+                    claim.job_id,
+                    claim.owner,
+                    claim.screening_id,
+                    run_after=run_after,
+                    note=note,
+                )
+                await session.commit()
+
+        await self._guard(defer())
+
     async def _release(self, claim: Claim, *, delay: float) -> None:
-        run_after = utcnow() + timedelta(seconds=delay)
+        run_after = _later(delay)
 
         async def release() -> None:
             async with self._sessions() as session:
@@ -259,6 +279,14 @@ class Worker:
         for job_id, task in pending:
             if task in still_running:
                 await self._release(Claim(job_id, "", self.owner), delay=0)
+
+
+def _later(seconds: float) -> datetime:
+    """Now plus `seconds`, which are kept within [0, LONGEST_DEFERRAL_SECONDS] (NaN: 0):
+    a wait of 1e12 s, from wherever it came, must not overflow the datetime and stop the
+    worker settling its jobs."""
+    bounded = 0.0 if math.isnan(seconds) else min(max(seconds, 0.0), LONGEST_DEFERRAL_SECONDS)
+    return utcnow() + timedelta(seconds=bounded)
 
 
 def _ids(claim: Claim) -> dict[str, object]:

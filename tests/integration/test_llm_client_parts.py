@@ -28,7 +28,9 @@ NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
         ({"retry-after": "-4"}, 0.0),
         ({"retry-after": "soon"}, None),
         ({"retry-after": "nan"}, None),
-        ({"retry-after": "inf"}, None),
+        ({"retry-after": "inf"}, float("inf")),  # the longest wait: the client caps it
+        ({"retry-after": "1e12"}, 1e12),
+        ({"retry-after": "Fri, 31 Dec 99999999999999999999 23:59:59 GMT"}, None),  # overflows
         ({"retry-after": "Wed, 01 Jan 2025 12:02:00 GMT"}, 120.0),
         ({"retry-after": "Wed, 01 Jan 2025 11:00:00 GMT"}, 0.0),  # in the past: now
         ({"retry-after-ms": "250", "retry-after": "9"}, 0.25),  # the precise one wins
