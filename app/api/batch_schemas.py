@@ -120,7 +120,7 @@ class BatchResultLine(BaseModel):
     reasons: list[str] | None = Field(description="null only on a `blind` line.")
     blind: bool = Field(
         default=False,
-        description="The item answers for a blind queue item and the caller is a reviewer: "
+        description="The item's pair has a blind queue item and the caller is a reviewer: "
         "its outcome and reasons are withheld until the item is resolved.",
     )
 

@@ -153,7 +153,7 @@ class ReviewOut(BaseModel):
 
 
 BLIND_DOC = (
-    "True when the screening answers for a blind queue item (an audit a person decides "
+    "True when the screening's pair has a blind queue item (an audit a person decides "
     "without seeing what the models said) and the caller is a reviewer: its outcome, "
     "reasons, final decision, label and tags are withheld (null, or an empty list) until "
     "the item is resolved. Submitter and admin keys never see a screening blind."

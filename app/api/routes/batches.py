@@ -138,8 +138,8 @@ async def batch_results(
     batch_id: str, runtime: RuntimeDep, principal: SubmitterKeyDep
 ) -> StreamingResponse:
     """Every item, one JSON line each, in submission order, read from the database page
-    by page as the response is sent. For a reviewer-role key (no admin), an item that
-    answers for a blind queue item is `blind: true`, its outcome and reasons withheld
+    by page as the response is sent. For a reviewer-role key (no admin), an item whose
+    pair has a blind queue item is `blind: true`, its outcome and reasons withheld
     until the item is resolved; submitter keys and admins read every line whole."""
     # Its own short sessions: a request session would stay open for the whole stream.
     async with runtime.sessions() as session:

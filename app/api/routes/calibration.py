@@ -36,8 +36,8 @@ async def calibration(
 ) -> CalibrationOut:
     """The confusion matrix of label × outcome, every error rate with its denominator and
     95% interval, slices by tag and by kind of statement, the configurations seen, cost.
-    403 `blind_item` for a reviewer-role key (no admin) while a screening of the batch
-    answers for a blind queue item: labels and outcomes would tell it."""
+    403 `blind_item` for a reviewer-role key (no admin) while the pair of a screening of the
+    batch has a blind queue item: labels and outcomes would tell it."""
     await _refuse_blind(session, principal, runtime, [batch_id])
     return CalibrationOut.model_validate(await batch_calibration(session, batch_id))
 
@@ -52,8 +52,8 @@ async def compare(
 ) -> ComparisonOut:
     """False-pass and false-alarm of batch `a` against batch `b` on the labelled pairs both
     screened, with the pairs each gets wrong alone and the exact McNemar p-value. 403
-    `blind_item` for a reviewer-role key (no admin) while a screening of either batch
-    answers for a blind queue item."""
+    `blind_item` for a reviewer-role key (no admin) while the pair of a screening of either
+    batch has a blind queue item."""
     await _refuse_blind(session, principal, runtime, [a, b])
     return ComparisonOut.model_validate(await compare_batches(session, a, b))
 

@@ -123,7 +123,7 @@ async def get_raw_reply(
 async def _refuse_blind(
     session: AsyncSession, screening_id: str, principal: Principal, runtime: Runtime
 ) -> None:
-    """403 `blind_item` for a reviewer while the screening answers for a blind item."""
+    """403 `blind_item` for a reviewer while the screening's pair has a blind item."""
     audits = screening_blind_audits(principal, runtime.settings.review_blind)
     if await blind_items.blind_among(session, [screening_id], audits):
         raise AppError(
