@@ -101,7 +101,10 @@ async def test_supplied_items_are_decided_as_a_single_submission_decides_them(
 async def screening_of(api: Api, screening_id: str) -> dict[str, Any]:
     """What a decision consists of, without ids and times."""
     body = await get_json(api, f"/v1/screenings/{screening_id}")
-    reviews = [{k: v for k, v in review.items() if k != "created_at"} for review in body["reviews"]]
+    reviews = [
+        {k: v for k, v in review.items() if k not in ("id", "created_at")}
+        for review in body["reviews"]
+    ]
     keep = ("status", "outcome", "reasons", "evidence", "policy_version", "evidence_version")
     return {k: body[k] for k in keep} | {"reviews": reviews}
 
