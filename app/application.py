@@ -11,10 +11,12 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 from fastapi import FastAPI
+from starlette.types import ASGIApp
 
 from app import __version__
 from app.api.body_cap import CappedBodies, request_cap
 from app.api.errors import install_error_handlers
+from app.api.loopback_only import LoopbackOnly
 from app.api.openapi import document_contract
 from app.api.request_body import document_bodies
 from app.api.routes import (
@@ -83,3 +85,11 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     )
     document_contract(app)  # every operation's error statuses, read from its route
     return app
+
+
+def create_served_app(settings: Settings, *, with_worker: bool = True) -> ASGIApp:
+    """The app as `faithscreen serve` puts it on a socket. With FAITHSCREEN_AUTH=off every
+    caller is an admin, so only requests addressed to this machine pass (DNS rebinding:
+    app/api/loopback_only.py); callers in the process reach create_app's app directly."""
+    app = create_app(settings, with_worker=with_worker)
+    return LoopbackOnly(app) if settings.auth == "off" else app

@@ -43,9 +43,9 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     announce_first_admin_key(settings)  # a fresh database: someone must hold the first key
     # Imported here: the app (the MCP SDK above all) takes seconds to import, which every
     # other command would pay for nothing; serve pays it after binding its port.
-    from app.application import create_app
+    from app.application import create_served_app
 
-    app = create_app(settings, with_worker=not no_worker)
+    app = create_served_app(settings, with_worker=not no_worker)
     # uvicorn catches SIGTERM/SIGINT, shuts down gracefully, then raises the signal again
     # with our handlers back in place: these make that a clean exit instead of a death by
     # signal, so supervisors see a requested stop as a success.

@@ -57,3 +57,22 @@ def test_with_auth_off_no_key_is_made_and_loopback_callers_are_admins(
     with server.client() as client:
         assert client.get("/v1/keys").json() == []
     assert db_rows(database_url, "SELECT name FROM api_keys") == []
+
+
+def test_with_auth_off_a_request_for_another_host_is_refused(start_serve: StartServe) -> None:
+    """DNS rebinding: a browser sent to 127.0.0.1 by a page of attacker.example says
+    `Host: attacker.example`; the real server refuses it, and its own name still works."""
+    server = start_serve({})  # FAITHSCREEN_AUTH=off on 127.0.0.1
+    with server.client() as client:
+        rebound = client.post(
+            "/v1/keys",
+            json={"name": "rebound", "role": "admin"},
+            headers={"Host": "attacker.example", "Origin": "http://attacker.example"},
+        )
+        assert rebound.status_code == 403, rebound.text
+        assert rebound.json()["error"]["code"] == "host_not_loopback"
+        assert client.get("/review", headers={"Host": "attacker.example"}).status_code == 403
+        from_page = client.get("/v1/keys", headers={"Origin": "http://attacker.example"})
+        assert from_page.json()["error"]["code"] == "origin_not_loopback"
+        assert client.get("/v1/keys").json() == []  # Host 127.0.0.1:PORT; nothing created
+        assert client.get("/v1/keys", headers={"Host": "localhost"}).status_code == 200
