@@ -71,7 +71,10 @@ _AMBIGUOUS = (
     "reply read as a person reads it (every Unicode line break a line end, invisible "
     "characters dropped) gave other verdicts than the parser's strict reading"
 )
-_TRUNCATED = "reply was cut off at the length limit"
+# Not only the length limit: any finish reason the contract does not list as complete.
+_TRUNCATED = (
+    "reply did not end as complete (cut at the length limit, or another or no finish reason)"
+)
 _EMPTY = "reply was empty"
 _PROVIDER_ERROR = "call failed at the provider (after transport retries)"
 _REFUSED = "provider declined to answer (content filter or refusal)"
