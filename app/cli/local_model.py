@@ -73,8 +73,13 @@ def start(
 
 @local_model.command("stop")
 def stop(home: HomeOption = DEFAULT_HOME) -> None:
-    """Stop the server `start` started (the model file stays, for the next start)."""
-    server = service.stop(home)
+    """Stop the server `start` started (the model file stays, for the next start). A pid
+    that is no longer that server (its command line, port and start time) is left alone."""
+    try:
+        server = service.stop(home)
+    except service.LocalModelError as error:
+        _say(str(error))
+        raise typer.Exit(EXIT_FAILED) from None
     _say(f"stopped pid {server.pid}" if server else "no local model server was running")
 
 

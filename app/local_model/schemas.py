@@ -38,6 +38,10 @@ class LocalServer(BaseModel):
     # One call at a time per slot: more would only queue at the server, each call's latency
     # then being time spent waiting behind the others.
     slots: int = Field(default=1, ge=1)
+    # When the process started (clock ticks after boot, /proc/PID/stat field 22): with the
+    # command line, what tells it from a later process given the same pid. None in a state
+    # file written before it was kept: such a pid is never signalled.
+    start_ticks: int | None = None
 
     @property
     def root_url(self) -> str:

