@@ -47,7 +47,10 @@ _NOT_READ: Mapping[ParseStatus, VerdictShown] = {
     ),
     ParseStatus.EMPTY: VerdictShown("unreadable", "unreadable", "The reply was empty."),
     ParseStatus.TRUNCATED: VerdictShown(
-        "truncated", "truncated", "The reply was cut off at the length limit."
+        "truncated",
+        "truncated",
+        "The reply did not end as complete: cut at the length limit, or ended with a "
+        "finish reason the contract does not list as complete (or none).",
     ),
     ParseStatus.PROVIDER_ERROR: VerdictShown(
         "provider error", "provider-error", "The call failed at the provider: no reply."
