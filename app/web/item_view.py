@@ -52,7 +52,7 @@ def claim_state(item: QueueItemOut, principal: Principal) -> str:
         return _resolved_state(item)
     if status is QueueStatus.DISPUTED:
         state = "Disputed: the two decisions disagree. Only an admin settles it (adjudicate)"
-        if _party(item, principal):
+        if principal.allows(AccessRole.ADMIN) and _party(item, principal):
             return f"{state}, and not one who gave either: another admin must."
         return f"{state}."
     if status is QueueStatus.AWAITING_SECOND:

@@ -1,8 +1,9 @@
 """Deciding on the review workbench in headless Chromium at 1400x1000 and 800x1000, against
 a real `faithscreen serve`: defects ticked with the keys and a mismatch refused on the
 page without a note or defect, Undo while its window is open, unsure with its note, a blind
-audit that shows the pair only until it is decided, and a double review that two people
-decide apart (neither seeing the other's) and an admin adjudicates."""
+audit that shows the pair only until it is decided (a decision that is then final: no
+Undo), and a double review that two people decide apart (neither seeing the other's, the
+second decision final) and an admin adjudicates."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.browser.test_review_workbench import VIEWPORTS, shoot, sign_in
+from tests.browser.test_review_workbench import VIEWPORTS, WIDE, shoot, sign_in
 from tests.support.review_site import MakeKey, ReviewSite, key_of, start_key
 from tests.support.serve_process import ServeProcess
 
@@ -173,6 +174,9 @@ def test_a_blind_item_shows_the_pair_only_until_it_is_decided(
 
         press(page, "f")
         page.wait_for_selector(f"text={DONE}")
+        # Now she sees the models' answer: an undo would let her decide again knowing it.
+        assert "so it is final: no undo" in page.inner_text("main")
+        assert page.locator("#undo").count() == 0
         assert page.locator("#blind-notice").count() == 0
         assert "translator_unclear" in page.inner_text("#reasons")
         assert page.locator(".review").count() == 2
@@ -219,6 +223,11 @@ def test_a_double_review_is_decided_apart_and_a_dispute_adjudicated_by_an_admin(
         assert page.inner_text("#item-status") == "disputed"
         assert page.locator("#decide-mismatch, #adjudicate-form").count() == 0
         assert "alice" in page.inner_text("table.trail")  # both are in: both are shown
+        # Told whether he agreed, bob cannot take his decision back and switch.
+        assert "A second decision is final: no undo." in page.inner_text("main")
+        assert page.locator("#undo").count() == 0
+        assert page.inner_text("#claim-state").endswith("Only an admin settles it (adjudicate).")
+        shoot(page, shots, "item-disputed-second")
 
         sign_in(page, site, site.admin)
         open_item(page, site, item_id)
@@ -237,3 +246,28 @@ def test_a_double_review_is_decided_apart_and_a_dispute_adjudicated_by_an_admin(
         ]
         assert page.inner_text("#claim-state").startswith("Resolved: faithful adjudicated by root")
         shoot(page, shots, "item-adjudicated")
+
+
+def test_an_admin_who_decided_is_not_offered_the_adjudication(
+    browser_page: Page, database_url: str, make_key: MakeKey, tmp_path: Path, shots: Path
+) -> None:
+    page = browser_page
+    page.set_viewport_size(WIDE)
+    env = {"FAITHSCREEN_REVIEW_DOUBLE_RATE": "1", "FAITHSCREEN_REVIEW_BLIND": "off"}
+    with site_with(database_url, make_key, tmp_path, env) as (site, bob):
+        item_id = site.seed("party_pair")
+        sign_in(page, site, site.admin)
+        open_item(page, site, item_id)
+        press(page, "f")
+        page.wait_for_selector("text=a second person decides it next")
+        sign_in(page, site, bob)
+        open_item(page, site, item_id)
+        press(page, "7", "m")
+        page.wait_for_selector("text=the item is disputed until an admin adjudicates it")
+
+        sign_in(page, site, site.admin)  # root gave the first decision: a party
+        open_item(page, site, item_id)
+        assert page.locator("#adjudicate-form").count() == 0
+        assert page.inner_text("#claim-state").endswith("another admin must.")
+        shoot(page, shots, "item-disputed-party-admin")
+        assert site.item(item_id)["status"] == "disputed"
