@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import CheckConstraint, ForeignKey, Index, String, Text
+from sqlalchemy import CheckConstraint, ForeignKey, Index, String
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
-from app.db.types import StrEnumType, UTCDateTime
+from app.db.types import ProviderText, StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.vocabulary import JobStatus
 
@@ -31,6 +31,7 @@ class Job(Base):
     run_after: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     lease_owner: Mapped[str | None] = mapped_column(String)
     lease_expires_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
-    last_error: Mapped[str | None] = mapped_column(Text)
+    # An error's text may quote what a provider sent (U+0000...): stored whatever it holds.
+    last_error: Mapped[str | None] = mapped_column(ProviderText())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)

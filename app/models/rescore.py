@@ -17,12 +17,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, event
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, event
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from app.clock import utcnow
-from app.db.types import StrEnumType, UTCDateTime
+from app.db.types import ProviderText, StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.vocabulary import OUTCOMES, Outcome, ParseStatus, Verdict
 
@@ -57,8 +57,9 @@ class ReadingRow(Base):
     rescore_id: Mapped[str] = mapped_column(ForeignKey("rescores.id"), index=True)
     verdict: Mapped[Verdict] = mapped_column(StrEnumType(Verdict, 16))
     parse_status: Mapped[ParseStatus] = mapped_column(StrEnumType(ParseStatus, 32))
-    back_translation: Mapped[str | None] = mapped_column(Text)
-    issues: Mapped[str | None] = mapped_column(Text)
+    # Read again from a stored reply: whatever it held (U+0000...), as reviews store it.
+    back_translation: Mapped[str | None] = mapped_column(ProviderText())
+    issues: Mapped[str | None] = mapped_column(ProviderText())
     parser_version: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 

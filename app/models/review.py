@@ -9,12 +9,12 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, Text, UniqueConstraint, event
+from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, UniqueConstraint, event
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
 from app.clock import utcnow
-from app.db.types import StrEnumType, UTCDateTime
+from app.db.types import ProviderString, ProviderText, StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.vocabulary import ParseStatus, Purpose, Role, Verdict
 
@@ -54,20 +54,23 @@ class Review(Base):
     # The exact messages sent, and their digest.
     messages: Mapped[list[dict[str, Any]] | None] = mapped_column(JSON)
     messages_sha256: Mapped[str | None] = mapped_column(String(64))
-    # Byte-for-byte the reply content, and the raw HTTP body it came in.
-    raw_response: Mapped[str | None] = mapped_column(Text)
-    raw_body: Mapped[str | None] = mapped_column(Text)
+    # Byte-for-byte the reply content, and the raw HTTP body it came in. Every string a
+    # provider sent is a ProviderText: stored whatever it holds (U+0000, a lone surrogate),
+    # read back exactly; a parsed field's lone surrogates become U+FFFD, the body keeps them.
+    raw_response: Mapped[str | None] = mapped_column(ProviderText())
+    raw_body: Mapped[str | None] = mapped_column(ProviderText(raw=True))
     verdict: Mapped[Verdict] = mapped_column(StrEnumType(Verdict, 16))
     parse_status: Mapped[ParseStatus] = mapped_column(StrEnumType(ParseStatus, 32))
-    back_translation: Mapped[str | None] = mapped_column(Text)
-    issues: Mapped[str | None] = mapped_column(Text)
-    finish_reason: Mapped[str | None] = mapped_column(String(64))
-    refusal: Mapped[str | None] = mapped_column(Text)
-    model: Mapped[str | None] = mapped_column(String)
+    back_translation: Mapped[str | None] = mapped_column(ProviderText())
+    issues: Mapped[str | None] = mapped_column(ProviderText())
+    # Longer than 64 characters: cut, with a mark (the raw body has it whole).
+    finish_reason: Mapped[str | None] = mapped_column(ProviderString(64))
+    refusal: Mapped[str | None] = mapped_column(ProviderText())
+    model: Mapped[str | None] = mapped_column(ProviderString())
     usage: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     http_status: Mapped[int | None]
     latency_ms: Mapped[int | None]
-    error: Mapped[str | None] = mapped_column(Text)
+    error: Mapped[str | None] = mapped_column(ProviderText())
     parser_version: Mapped[str] = mapped_column(String(64))
     # True when the client supplied the reply instead of a provider.
     supplied: Mapped[bool] = mapped_column(default=False)

@@ -12,14 +12,13 @@ from sqlalchemy import (
     ForeignKey,
     Index,
     String,
-    Text,
     UniqueConstraint,
     text,
 )
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from app.clock import utcnow
-from app.db.types import StrEnumType, UTCDateTime
+from app.db.types import ProviderText, StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
 from app.models.decision import FINAL_VALUES
 from app.vocabulary import (
@@ -86,8 +85,9 @@ class Screening(Base):
     # votes combine; both None for a screening by the single judge.
     judges: Mapped[list[str] | None] = mapped_column(JSON)
     panel_rule: Mapped[PanelRule | None] = mapped_column(StrEnumType(PanelRule, 16))
-    # Why it ended as it did, when a cause (say, a provider failure) is worth a sentence.
-    error: Mapped[str | None] = mapped_column(Text)
+    # Why it ended as it did, when a cause (say, a provider failure) is worth a sentence;
+    # while it waits, why (a provider asked to wait). May quote a provider: ProviderText.
+    error: Mapped[str | None] = mapped_column(ProviderText())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
     updated_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, onupdate=utcnow)
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
