@@ -12,8 +12,10 @@ FAITHFUL by both roles must pass, or the test could not fail.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import time
+import zlib
 from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
@@ -58,8 +60,9 @@ MISMATCH = {
 # Read timeout of both roles: the hanging provider costs this much; a clean answer over
 # loopback takes milliseconds, even on a loaded machine.
 TIMEOUT_SECONDS = 5.0
-# Four times the reply cap (the issue's probe sent 50 MB, which passed).
+# Four times the reply cap (the issue's probe sent 50 MB, which passed), and most of it.
 OVER_CAP_BYTES = 4 * ProviderSettings().max_response_bytes
+UNDER_CAP_BYTES = ProviderSettings().max_response_bytes * 7 // 8
 # What one GET /v1/screenings/{id} may weigh, however large the replies were (the probe's
 # 50 MB reply made it 100 MB), and the longest line of /metrics (a model name is a label).
 MAX_SCREENING_BYTES = 256 << 10
@@ -67,6 +70,7 @@ MAX_METRICS_LINE = 1024
 # Each fault answers every call of its role for its pair: however often the pipeline asks
 # again, it meets the same fault, never the default FAITHFUL reply.
 REPEATS = 8
+USAGE_KEYS = ("prompt_tokens", "completion_tokens", "total_tokens")
 
 
 def _raw_completion(choices: str, *, model: str = "fault-model") -> RawBody:
@@ -99,6 +103,19 @@ def duplicate_finish_reason(role: str) -> RawBody:
     return _raw_completion(_choices(json.dumps(FAITHFUL[role]), finish))
 
 
+@functools.cache
+def gzip_bomb() -> bytes:
+    """A FAITHFUL completion that gzip shrinks to about 1/1000 of itself: 64 times the cap
+    once decompressed, in some 64 KiB on the wire."""
+    compressor = zlib.compressobj(9, zlib.DEFLATED, 31)  # wbits 31: the gzip format
+    content = json.dumps(FAITHFUL["translator"])[:-1].encode()
+    parts = [compressor.compress(b'{"choices": [{"message": {"content": ' + content)]
+    filler = b" " * (1 << 20)
+    parts += [compressor.compress(filler) for _ in range(OVER_CAP_BYTES * 16 >> 20)]
+    parts.append(compressor.compress(b'"}, "finish_reason": "stop"}]}') + compressor.flush())
+    return b"".join(parts)
+
+
 def finishing(reason: str | Absent | None) -> Callable[[str], Step]:
     return lambda role: Reply(FAITHFUL[role], finish_reason=reason)
 
@@ -126,12 +143,19 @@ FAULTS: dict[str, Callable[[str], Step]] = {
     "duplicate_finish_reason": duplicate_finish_reason,
     # Item 2: a reply over the cap (a FAITHFUL contract reply, padded).
     "over_cap": lambda role: BigReply(OVER_CAP_BYTES),
+    "gzip_bomb": lambda role: RawBody(gzip_bomb(), headers={"content-encoding": "gzip"}),
     # Items 10, 15, 16: model names PostgreSQL, a terminal or /metrics may choke on.
     "model_nul": reporting_model("fault\x00model"),
     "model_lone_surrogate": reporting_model("fault\ud800model"),
     "model_10kb": reporting_model("m" * 10_240),
     "model_2mb": reporting_model("m" * (2 << 20)),
+    # As long as a name can be within the cap: stored, shown and counted, bounded.
+    "model_under_cap": reporting_model("m" * UNDER_CAP_BYTES),
     "model_terminal_escapes": reporting_model("\x1b]0;pwned\x07\x1b[2J"),
+    # Item 10's other fields: the reply text itself, and token counts no column expects.
+    "content_nul": lambda role: Reply(MISMATCH[role].replace("dropped", "dropped\x00")),
+    "content_lone_surrogate": lambda role: Reply(MISMATCH[role].replace("dropped", "\udfff")),
+    "usage_huge": lambda role: Reply(MISMATCH[role], usage=dict.fromkeys(USAGE_KEYS, 10**30)),
     # Faults that held before issue 32.
     "http_500": lambda role: HttpError(500, "scripted outage"),
     "reset": lambda role: Reset(),
@@ -145,7 +169,16 @@ FAULTS: dict[str, Callable[[str], Step]] = {
 # Complete MISMATCH replies whose only oddity is the model name: they must flag, not just
 # fail to pass (a lost review would end `needs_review ["job_failed"]`). A 2 MB name makes
 # the body itself too large, which may end as a provider error instead.
-MUST_FLAG = {"model_nul", "model_lone_surrogate", "model_10kb", "model_terminal_escapes"}
+MUST_FLAG = {
+    "content_nul",
+    "content_lone_surrogate",
+    "usage_huge",
+    "model_nul",
+    "model_lone_surrogate",
+    "model_10kb",
+    "model_under_cap",
+    "model_terminal_escapes",
+}
 # Finish reasons short enough that the stored review keeps them exactly.
 KEPT_FINISH = {
     "finish_error": "error",
@@ -265,6 +298,20 @@ def problems_of(case: Case, response: httpx2.Response, asked: Counter[str]) -> l
     return found
 
 
+async def report_problems(api: Api) -> dict[str, list[str]]:
+    """What went wrong reading back what was stored: /metrics and the summary report must
+    answer, and a provider's model name must not make a scrape line unbounded."""
+    problems: dict[str, list[str]] = {}
+    for path in ("/metrics", "/v1/reports/summary"):
+        response = await api.client.get(path)
+        if response.status_code != 200:
+            problems[path] = [f"HTTP {response.status_code}: {response.text[:300]}"]
+    longest = max(map(len, (await api.client.get("/metrics")).text.splitlines()))
+    if longest > MAX_METRICS_LINE:
+        problems["/metrics"] = [f"a line of {longest} characters"]
+    return problems
+
+
 async def test_no_fault_passes_a_pair_or_loses_a_call(
     fault_api: Api, scripted_openai: ScriptedOpenAI
 ) -> None:
@@ -279,9 +326,7 @@ async def test_no_fault_passes_a_pair_or_loses_a_call(
         response = await fault_api.client.get(f"/v1/screenings/{by_name[case.name]}")
         if found := problems_of(case, response, requests_by_role(scripted_openai, case)):
             problems[case.name] = found
-    metrics = (await fault_api.client.get("/metrics")).text.splitlines()
-    if (longest := max(map(len, metrics))) > MAX_METRICS_LINE:
-        problems["/metrics"] = [f"a line of {longest} characters"]
+    problems |= await report_problems(fault_api)
     report = "\n".join(f"{name}: {'; '.join(found)}" for name, found in problems.items())
     assert not problems, f"{len(problems)} of {len(all_cases)} cases failed:\n{report}"
 

@@ -104,11 +104,13 @@ class Hang:
 
 @dataclass(frozen=True)
 class RawBody:
-    """Exactly this body text (malformed bodies), with this status."""
+    """Exactly this body (malformed bodies; text goes as UTF-8), with this status and any
+    further headers (a `content-encoding`, say)."""
 
-    text: str
+    text: str | bytes
     status: int = 200
     content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -360,9 +362,9 @@ class ScriptedOpenAI:
                 body = step.body or json.dumps(_error_object(step.status))
                 return await _write(writer, step.status, body.encode(), {**_JSON, **step.headers})
             case RawBody():
-                return await _write(
-                    writer, step.status, step.text.encode(), {"content-type": step.content_type}
-                )
+                raw = step.text.encode() if isinstance(step.text, str) else step.text
+                headers = {"content-type": step.content_type, **step.headers}
+                return await _write(writer, step.status, raw, headers)
             case BigReply():
                 self._served += 1
                 await _write_big(writer, step, request, self._served)

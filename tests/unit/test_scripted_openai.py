@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gzip
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -161,6 +162,13 @@ def test_a_raw_body_is_sent_as_is_duplicate_keys_and_all(server: ScriptedOpenAI)
     text = '{"choices": [1], "choices": [2]}'
     server.script(steps=[RawBody(text)])
     assert ask(server).text == text
+
+
+def test_a_raw_body_may_be_bytes_with_headers_of_its_own(server: ScriptedOpenAI) -> None:
+    server.script(steps=[RawBody(gzip.compress(b'{"a": 1}'), headers={"content-encoding": "gzip"})])
+    response = ask(server)
+    assert response.headers["content-encoding"] == "gzip"
+    assert response.json() == {"a": 1}  # httpx2 decompressed it
 
 
 def test_a_big_reply_is_a_faithful_completion_of_at_least_its_size(server: ScriptedOpenAI) -> None:
