@@ -8,6 +8,8 @@ When the database goes away mid-run, the screening is run again once it answers 
 is still ours, without counting an attempt; it resumes from the reviews already stored.
 On stop, running screenings get `grace_seconds` to finish; the rest are cancelled and
 released to the queue at once, so a restarted or other worker need not wait for the lease.
+A screening stopped by a provider asking to wait goes back to the queue for that pause (the
+client capped it), saying so on the screening, without counting an attempt.
 """
 
 from __future__ import annotations
