@@ -40,10 +40,11 @@ from app.cli.pairs_file import (
 )
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.json_lines import json_line_of
 from faithscreen_client import Backoff, Batch, Client, FaithScreenError
-from faithscreen_client.plain_http import check_key_transport
 from faithscreen_client.credentials import mask_credentials_in_text
+from faithscreen_client.plain_http import check_key_transport
 
 EXIT_FAILURE = 1
 EXIT_BAD_INPUT = 2
@@ -133,9 +134,9 @@ def submit_command(
         with client:
             batch = submit_file(client, pairs, found, name, key)
             if out is not None or not wait:
-                print(batch.id, flush=True)
+                echo(batch.id)
             if wait:
-                typer.echo(f"batch {batch.id}: {found.total} pairs", err=True)
+                echo(f"batch {batch.id}: {found.total} pairs", err=True)
                 done = wait_with_progress(client, batch.id)
                 with results_sink(out) as sink:
                     for line in served(client.batch_result_lines(batch.id), "reading results"):
@@ -229,12 +230,12 @@ def surveyed(pairs: Path, *, skip_invalid: bool = False) -> Survey:
     if found.problems:
         raise bad_lines(pairs, "", found.problems)
     if (left_out := describe_left_out(found)) is not None:
-        typer.echo(f"faithscreen: {pairs}: {left_out}", err=True)
+        echo(f"faithscreen: {pairs}: {left_out}", err=True)
     if not found.total:
         only = ", only invalid lines" if found.left_out else ""
         raise CommandFailed(f"{pairs} holds no pairs{only}", EXIT_BAD_INPUT)
     if (ignored := describe_ignored(found.ignored)) is not None:
-        typer.echo(f"faithscreen: {pairs}: {ignored}", err=True)
+        echo(f"faithscreen: {pairs}: {ignored}", err=True)
     return found
 
 
@@ -357,12 +358,12 @@ def conclude(progress: dict[str, Any]) -> None:
     """One stderr line per failure cause of a done batch; CommandFailed (exit 3) when
     every screening that needed a provider ended in a provider error."""
     for line in failure_lines(progress):
-        typer.echo(line, err=True)
+        echo(line, err=True)
     problem = providers_failed(progress)
     if problem is not None:
         raise CommandFailed(problem, EXIT_PROVIDERS_FAILED)
 
 
 def fail_command(command: str, error: CommandFailed) -> NoReturn:
-    typer.echo(f"faithscreen {command}: {error}", err=True)
+    echo(f"faithscreen {command}: {error}", err=True)
     raise typer.Exit(error.exit_code)

@@ -11,6 +11,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.db.engine import create_engine, make_session_factory
 from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
 from app.intake.requests import in_utc
@@ -64,7 +65,7 @@ def upgrade(database_url: DatabaseUrlOption = None) -> None:
     """Apply all pending migrations (creating a SQLite file if needed); print the revision."""
     url = database_url or get_settings().database_url
     upgrade_to_head(url)
-    print(f"{mask_url_credentials(url)}: at revision {current_revision(url)} (head)")
+    echo(f"{mask_url_credentials(url)}: at revision {current_revision(url)} (head)")
 
 
 @db.command("current")
@@ -73,6 +74,6 @@ def current(database_url: DatabaseUrlOption = None) -> None:
     url = database_url or get_settings().database_url
     at_head = check_at_head(url)
     state = "head" if at_head else f"behind head {head_revision()}"
-    print(f"{mask_url_credentials(url)}: at revision {current_revision(url)} ({state})")
+    echo(f"{mask_url_credentials(url)}: at revision {current_revision(url)} ({state})")
     if not at_head:
         raise typer.Exit(1)

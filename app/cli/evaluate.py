@@ -11,7 +11,6 @@ Exit codes as `submit`: 0 done, 1 the server or the run failed, 2 the input must
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
@@ -34,8 +33,8 @@ from app.cli.batch import (
     conclude,
     fail_command,
     poll,
-    refuse_plain_key,
     post_batch,
+    refuse_plain_key,
     surveyed,
     wait_for_batch,
 )
@@ -44,6 +43,7 @@ from app.cli.environment import API_KEY_ENV
 from app.cli.pairs_file import LineProblem, PairsFileError, Survey, ndjson_body, read_pairs
 from app.cli.root import cli
 from app.cli.screen import intake_locally, local_runtime, wait_for_local_batch
+from app.cli.terminal import echo, echo_json
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import BatchBody
@@ -142,7 +142,7 @@ def _run_on_server(
     key = str(uuid.uuid4())
     with _client(server, api_key) as client:
         batch_id = post_batch(client, pairs, found, name, key)
-        typer.echo(f"batch {batch_id}: {found.total} pairs", err=True)
+        echo(f"batch {batch_id}: {found.total} pairs", err=True)
         progress = wait_for_batch(client, batch_id, poll_seconds)
         return poll(client, f"/v1/batches/{batch_id}/calibration"), progress
 
@@ -161,7 +161,7 @@ async def _screen_locally(
     runtime = local_runtime(settings)
     try:
         batch = (await intake_locally(runtime, pairs, found, body, name)).batch
-        typer.echo(f"batch {batch.id}: {found.total} pairs", err=True)
+        echo(f"batch {batch.id}: {found.total} pairs", err=True)
         runtime.start()
         progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
         async with runtime.sessions() as session:
@@ -241,11 +241,11 @@ def emit(
             html.write_text(page, encoding="utf-8")
         except OSError as error:
             raise CommandFailed(f"cannot write {html}: {error.strerror}", EXIT_BAD_INPUT) from error
-        typer.echo(f"wrote {html}", err=True)
+        echo(f"wrote {html}", err=True)
     if as_json:
-        typer.echo(json.dumps(body, indent=2, ensure_ascii=False))
+        echo_json(body)
     else:
-        typer.echo(text(body), nl=False)
+        echo(text(body), nl=False)
 
 
 def _client(server: str, api_key: str | None) -> httpx2.Client:

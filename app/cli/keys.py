@@ -14,6 +14,7 @@ from app.auth import service
 from app.auth.service import CreatedKey
 from app.cli.db import DatabaseUrlOption, in_session, run_in_session
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.errors import AppError
 from app.models.api_key import AccessRole, ApiKey
 from app.settings import Settings
@@ -27,7 +28,7 @@ EXIT_UNSAFE = 2
 
 
 def _refused(error: AppError) -> typer.Exit:
-    typer.echo(f"faithscreen keys: {error.message}", err=True)
+    echo(f"faithscreen keys: {error.message}", err=True)
     return typer.Exit(EXIT_REFUSED)
 
 
@@ -43,10 +44,10 @@ def create(
     except AppError as error:
         raise _refused(error) from None
     record = created.record
-    print(f"Created key '{record.name}' with role {record.role} (prefix {record.key_prefix}).")
-    print("It is shown this once and stored only as a hash. Send it as")
-    print("'Authorization: Bearer <key>'. The key:")
-    print(created.key)
+    echo(f"Created key '{record.name}' with role {record.role} (prefix {record.key_prefix}).")
+    echo("It is shown this once and stored only as a hash. Send it as")
+    echo("'Authorization: Bearer <key>'. The key:")
+    echo(created.key)
 
 
 @keys.command("list")
@@ -54,13 +55,13 @@ def list_keys(database_url: DatabaseUrlOption = None) -> None:
     """List every key (revoked ones too): name, role, prefix, times. Never the keys."""
     records = run_in_session(database_url, service.list_keys)
     if not records:
-        print("no keys (`faithscreen keys create --role admin --name NAME` makes one)")
+        echo("no keys (`faithscreen keys create --role admin --name NAME` makes one)")
         return
     rows = [("NAME", "ROLE", "PREFIX", "CREATED", "REVOKED", "LAST USED")]
     rows += [_row(record) for record in records]
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     for row in rows:
-        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
+        echo("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True)))
 
 
 def _row(record: ApiKey) -> tuple[str, str, str, str, str, str]:
@@ -88,7 +89,7 @@ def revoke(
         record = run_in_session(database_url, lambda s: service.revoke_key(s, name))
     except AppError as error:
         raise _refused(error) from None
-    print(f"Key '{record.name}' is revoked (since {_when(record.revoked_at)}).")
+    echo(f"Key '{record.name}' is revoked (since {_when(record.revoked_at)}).")
 
 
 # ---- What `serve` checks at start ------------------------------------------------------------
@@ -97,7 +98,7 @@ def revoke(
 def refuse_auth_off_beyond_loopback(settings: Settings, host: str) -> None:
     """FAITHSCREEN_AUTH=off makes every caller an admin: only this machine may call then."""
     if settings.auth == "off" and not is_loopback(host):
-        typer.echo(
+        echo(
             f"faithscreen serve: refusing to start: FAITHSCREEN_AUTH=off with --host {host}. "
             "Without keys every caller is an admin, so auth may be off only on a loopback "
             "address (127.0.0.1, ::1, localhost). Bind to one, or turn auth on and use keys.",
@@ -118,10 +119,10 @@ def announce_first_admin_key(settings: Settings) -> None:
 
 def _print_first_key(created: CreatedKey) -> None:
     rule = "=" * 72
-    print(rule)
-    print("FaithScreen: no API key existed, so an admin key was created.")
-    print(f"Name: {created.record.name}   role: admin   prefix: {created.record.key_prefix}")
-    print("It is shown this once and stored only as a hash: keep it now.")
-    print("Create the other keys with it (POST /v1/keys) or `faithscreen keys create`.")
-    print(f"FIRST ADMIN KEY: {created.key}")
-    print(rule, flush=True)
+    echo(rule)
+    echo("FaithScreen: no API key existed, so an admin key was created.")
+    echo(f"Name: {created.record.name}   role: admin   prefix: {created.record.key_prefix}")
+    echo("It is shown this once and stored only as a hash: keep it now.")
+    echo("Create the other keys with it (POST /v1/keys) or `faithscreen keys create`.")
+    echo(f"FIRST ADMIN KEY: {created.key}")
+    echo(rule)

@@ -11,6 +11,7 @@ from typing import Annotated
 import typer
 
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.local_model import service
 from app.local_model.schemas import DEFAULT_PORT, LocalServer, ServerOptions
 
@@ -30,12 +31,12 @@ HomeOption = Annotated[
 
 
 def _say(line: str) -> None:
-    typer.echo(f"faithscreen local-model: {line}", err=True)
+    echo(f"faithscreen local-model: {line}", err=True)
 
 
 def _print_environment(server: LocalServer) -> None:
     for name, value in server.environment().items():
-        print(f"export {name}={value}")
+        echo(f"export {name}={value}")
 
 
 @local_model.command("install")

@@ -23,6 +23,7 @@ from typing import Annotated, Any, BinaryIO, NoReturn
 import typer
 
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.contract import Reading, parse_reply
 from app.json_lines import json_line
 
@@ -78,10 +79,10 @@ def _parse_jsonl(stream: BinaryIO) -> None:
             _parse_line(raw, number)
         except BadInput as error:
             bad += 1
-            typer.echo(f"faithscreen parse: {error}", err=True)
+            echo(f"faithscreen parse: {error}", err=True)
     if bad:
         sys.stdout.buffer.flush()
-        typer.echo(f"faithscreen parse: {bad} lines could not be read", err=True)
+        echo(f"faithscreen parse: {bad} lines could not be read", err=True)
         raise typer.Exit(EXIT_BAD_LINES)
 
 
@@ -131,5 +132,5 @@ def _write(record: dict[str, Any]) -> None:
 
 def _fail(message: str) -> NoReturn:
     sys.stdout.buffer.flush()
-    typer.echo(f"faithscreen parse: {message}", err=True)
+    echo(f"faithscreen parse: {message}", err=True)
     raise typer.Exit(EXIT_BAD_INPUT)

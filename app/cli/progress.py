@@ -13,6 +13,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TextIO
 
+from app.cli.terminal import shown
 from app.vocabulary import Outcome
 
 BAR_WIDTH = 24
@@ -107,7 +108,8 @@ class ProgressReport:
         return (snapshot.done - done_at_start) / elapsed if elapsed > 0 else None
 
     def _line(self, snapshot: Snapshot, now: float) -> str:
-        text = f"{self._label}: {describe(snapshot, self.rate(snapshot, now))}"
+        # The label (a file name, a batch id) and the outcome names came from outside.
+        text = shown(f"{self._label}: {describe(snapshot, self.rate(snapshot, now))}")
         return f"{bar(snapshot)} {text}" if self._live else text
 
     def _redraw(self, line: str) -> None:

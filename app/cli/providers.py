@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import typer
 
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.contract.reading import Reading
 from app.llm.call import CallResult
 from app.llm.client import LLMClient
@@ -73,13 +74,13 @@ def check_command() -> None:
     answered, latency, tokens, readable. Exit 0 when every role passes, 1 otherwise."""
     probes = asyncio.run(probe_all(get_settings()))
     for probe in probes:
-        typer.echo(describe(probe))
+        echo(describe(probe))
     failed = [probe for probe in probes if probe.cause is not None]
     if failed:
         names = ", ".join(probe.name for probe in failed)
-        typer.echo(f"faithscreen providers check: failed for {names}", err=True)
+        echo(f"faithscreen providers check: failed for {names}", err=True)
         raise typer.Exit(EXIT_FAILED)
-    typer.echo("every role answered, readably")
+    echo("every role answered, readably")
 
 
 async def probe_all(settings: Settings) -> list[Probe]:

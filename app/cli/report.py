@@ -12,6 +12,7 @@ import typer
 
 from app.cli.db import DatabaseUrlOption, utc_time
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.clock import utcnow
 from app.db.engine import create_engine, make_session_factory
 from app.reports.html import summary_html
@@ -68,7 +69,7 @@ def report(
     summary = asyncio.run(_read(url, filters, now))
     if summary is None:
         _fail(f"no batch {batch}")
-    typer.echo(summary_text(summary), nl=False)
+    echo(summary_text(summary), nl=False)
     if html is not None:
         _write(html, summary_html(summary, filters=filters.described(), generated_at=now))
 
@@ -89,11 +90,11 @@ def _write(path: Path, page: str) -> None:
         path.write_text(page, encoding="utf-8")
     except OSError as error:
         _fail(f"cannot write {path}: {error.strerror or error}")
-    typer.echo(f"wrote {path}", err=True)
+    echo(f"wrote {path}", err=True)
 
 
 def _fail(message: str) -> NoReturn:
-    typer.echo(f"faithscreen report: {message}", err=True)
+    echo(f"faithscreen report: {message}", err=True)
     raise typer.Exit(EXIT_FAILURE)
 
 

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -13,6 +12,7 @@ import typer
 
 from app.cli.db import DatabaseUrlOption, utc_time
 from app.cli.root import cli
+from app.cli.terminal import echo, echo_json
 from app.db.engine import create_engine, make_session_factory
 from app.errors import NotFound
 from app.repositories.rescores import Scope
@@ -66,7 +66,7 @@ def rescore_command(
             )
         )
     except NotFound as error:
-        typer.echo(f"error: {error.message}", err=True)
+        echo(f"error: {error.message}", err=True)
         raise typer.Exit(1) from error
     if run.diff.considered:
         print(file=sys.stderr)  # ends the progress line
@@ -74,9 +74,9 @@ def rescore_command(
         with ids_file:
             ids_file.writelines(f"{screening_id}\n" for screening_id in run.diff.changed_ids)
     if as_json:
-        typer.echo(json.dumps({"rescore_id": run.rescore_id, **run.diff.as_json()}, indent=2))
+        echo_json({"rescore_id": run.rescore_id, **run.diff.as_json()})
     else:
-        typer.echo(diff_text(run.diff, run.rescore_id), nl=False)
+        echo(diff_text(run.diff, run.rescore_id), nl=False)
 
 
 async def _run(

@@ -17,6 +17,7 @@ from app.cli.environment import (
     is_settings_error,
     unknown_variable_warnings,
 )
+from app.cli.terminal import echo
 
 EXIT_BAD_SETTING = 2
 
@@ -72,7 +73,7 @@ class CommandGroup(TyperGroup):
             if not is_settings_error(error):
                 raise
             for line in bad_setting_lines(error):
-                typer.echo(f"faithscreen: {line}", err=True)
+                echo(f"faithscreen: {line}", err=True)
             raise typer.Exit(EXIT_BAD_SETTING) from None
 
 
@@ -93,7 +94,7 @@ cli = typer.Typer(
 def root() -> None:
     """Screen informal/Lean 4 statement pairs for faithfulness."""
     for warning in unknown_variable_warnings(os.environ):
-        typer.echo(f"faithscreen: warning: {warning}", err=True)
+        echo(f"faithscreen: warning: {warning}", err=True)
     ignored = ignored_judge_warning(os.environ)
     if ignored is not None:
-        typer.echo(f"faithscreen: warning: {ignored}", err=True)
+        echo(f"faithscreen: warning: {ignored}", err=True)

@@ -33,6 +33,7 @@ from app.cli.batch import (
 from app.cli.pairs_file import Survey, ndjson_body
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import Accepted, BatchBody, BatchRejected, submit_batch
@@ -95,7 +96,7 @@ async def _screen(
         accepted = await intake_locally(runtime, pairs, found, body, idempotency_key=key)
         batch = accepted.batch
         if not accepted.created:
-            typer.echo(
+            echo(
                 f"faithscreen screen: {pairs} was submitted before as batch {batch.id}; "
                 "these are its results, any still queued screened now (--again screens it "
                 "anew)",

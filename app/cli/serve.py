@@ -18,6 +18,7 @@ from uvicorn.config import STARTUP_FAILURE
 from app.api.client_deadline import deadline_protocol
 from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopback
 from app.cli.root import cli
+from app.cli.terminal import echo
 from app.db.migrate import upgrade_to_head
 from app.observability.logging import configure_logging
 from app.runtime import Runtime
@@ -85,7 +86,7 @@ def _bind_or_exit(host: str, port: int) -> socket.socket:
         listener.bind((host, port))
     except OSError as error:
         listener.close()
-        typer.echo(f"faithscreen serve: {_bind_refusal(host, port, error)}", err=True)
+        echo(f"faithscreen serve: {_bind_refusal(host, port, error)}", err=True)
         raise typer.Exit(1) from None
     listener.set_inheritable(True)
     return listener
@@ -113,7 +114,7 @@ def worker() -> None:
     """
     missing = get_settings().missing_providers()
     if missing:
-        typer.echo(
+        echo(
             "faithscreen worker: no provider for every role, so no job could be screened "
             f"here: set {', '.join(missing)} (`faithscreen providers check` tries them)",
             err=True,
