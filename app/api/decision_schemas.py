@@ -23,9 +23,11 @@ class DecidedOut(DecisionOut):
         "if it was); `claimed` (by you) after an undo."
     )
     final: bool = Field(
-        description="A decision no undo withdraws: one that settled the item (`resolved` or "
-        "`disputed`) and was made blind or as a double review's second, since settling it "
-        "showed what it was decided without. Only an admin's reopen sends the item back."
+        description="No undo can withdraw this row: an adjudication, or a decision that "
+        "settled the item (`resolved` or `disputed`) and was made blind or as a double "
+        "review's second, since settling it showed what it was decided without. Only an "
+        "admin's reopen sends the item back. false for a decision still withdrawable "
+        "within FAITHSCREEN_REVIEW_UNDO_SECONDS, and for a withdrawal or reopen."
     )
 
     @classmethod

@@ -53,7 +53,7 @@ from app.repositories import (
 from app.repositories.decision_conflicts import PairConflict
 from app.repositories.queue_items import QueueFilters, effective_status
 from app.review_queue import choices, transitions
-from app.review_queue.transitions import Step
+from app.review_queue.transitions import NewRow, Step
 from app.review_queue.visibility import BlindMode
 from app.settings import Settings
 from app.vocabulary import DecisionKind, DecisionValue, QueueStatus
@@ -342,10 +342,17 @@ async def _store(
         final = step.resolves
         at = now if step.resolves is not None else None
         await decisions.set_final_decisions(session, answering, final, at=at)
+    return Decided(row, step.status, final=_final(item, step, new))
+
+
+def _final(item: QueueItem, step: Step, new: NewRow) -> bool:
+    """No undo can take the row back: an adjudication, or a decision that is final."""
+    if new.kind is DecisionKind.ADJUDICATION:
+        return True
     undoable = transitions.withdrawable(
         step.status, double_review=item.double_review, blind=new.blind
     )
-    return Decided(row, step.status, final=new.kind is DecisionKind.DECISION and not undoable)
+    return new.kind is DecisionKind.DECISION and not undoable
 
 
 async def _move(session: AsyncSession, item: QueueItem, step: Step, now: datetime) -> None:

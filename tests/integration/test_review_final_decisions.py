@@ -120,6 +120,10 @@ async def test_a_second_decision_cannot_be_undone_to_switch_sides(
         ("alice", "decision"),
         ("bob", "decision"),
     ]
+    if status == "disputed":  # an admin who gave neither settles it, for good
+        ruling = {"decision": "faithful", "note": "the bound holds"}
+        settled = await desk.post("admin", f"/v1/queue/{item_id}/adjudicate", ruling)
+        assert (settled.status_code, settled.json()["final"]) == (201, True)
 
 
 async def test_a_first_decision_and_a_second_unsure_are_still_undone(double_desk: Desk) -> None:
