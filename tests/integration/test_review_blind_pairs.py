@@ -17,6 +17,7 @@ import pytest
 from app.models.api_key import AccessRole
 from app.settings import Settings
 from tests.integration.test_review_blind import FLAGGED, SENTINELS, leaks
+from tests.integration.test_review_sessions import browser, sign_in
 from tests.support.in_process_api import Api, StartApi
 from tests.support.review_queue import bearer, error_code, make_key, pair
 
@@ -162,3 +163,11 @@ async def test_an_older_resolved_item_of_the_pair_is_blind_while_the_new_one_is(
         assert (await call("GET", "/v1/decisions/export")).text == ""
         whole = await api.client.get(f"/v1/queue/{old['id']}", headers=bearer(admin))
         assert whole.json()["reasons"] == ["translator_missing"]
+        # The review page shows what the API shows.
+        async with browser(api) as page:
+            await sign_in(page, alice)
+            shown = await page.get(f"/review/items/{old['id']}")
+            assert shown.status_code == 200 and 'id="blind-notice"' in shown.text
+            assert "translator_missing" not in shown.text
+            listed_page = await page.get("/review", params={"reason": "translator_missing"})
+            assert f'id="row-{old["id"]}"' not in listed_page.text
