@@ -44,6 +44,7 @@ from tests.support.scripted_openai import (
     Reset,
     ScriptedOpenAI,
     Step,
+    Trickle,
     contract_reply,
 )
 
@@ -57,8 +58,9 @@ MISMATCH = {
     "translator": contract_reply("MISMATCH", issues="the bound is dropped"),
     "judge": contract_reply("MISMATCH", back_translation=None, issues="the bound is dropped"),
 }
-# Read timeout of both roles: the hanging provider costs this much; a clean answer over
-# loopback takes milliseconds, even on a loaded machine.
+# Read timeout of both roles: the hanging provider costs this much (the trickling one this
+# and the connect timeout); a clean answer over loopback takes milliseconds, even on a
+# loaded machine.
 TIMEOUT_SECONDS = 5.0
 # Four times the reply cap (the issue's probe sent 50 MB, which passed), and most of it.
 OVER_CAP_BYTES = 4 * ProviderSettings().max_response_bytes
@@ -160,7 +162,10 @@ FAULTS: dict[str, Callable[[str], Step]] = {
     "http_500": lambda role: HttpError(500, "scripted outage"),
     "reset": lambda role: Reset(),
     "hang": lambda role: Hang(60 * TIMEOUT_SECONDS),
+    "trickle": lambda role: Trickle(interval=0.5),  # every read succeeds; the deadline ends it
     "malformed_json": lambda role: RawBody('{"choices": [{"message": {"content": "VERDICT'),
+    # Deeper than Python's json recurses (RecursionError, not ValueError), within the cap.
+    "deep_nesting": lambda role: RawBody('{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"),
     "empty_content": lambda role: Reply(""),
     "null_content": lambda role: Reply(None),
     "content_filter": finishing("content_filter"),
