@@ -8,8 +8,9 @@ on, the Host is the keys' business and nothing changes."""
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
-from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Literal
 
 import httpx2
 import pytest
@@ -21,7 +22,6 @@ from app.settings import Settings
 from tests.support.in_process_api import Api, assert_error_shape
 from tests.support.review_queue import bearer, make_key
 
-Served = Callable[[str], AbstractAsyncContextManager[httpx2.AsyncClient]]
 FOREIGN_HOSTS = [
     "attacker.example",
     "attacker.example:8000",
@@ -39,8 +39,8 @@ LOOPBACK_HOSTS = ["127.0.0.1:8000", "127.0.0.1", "localhost:8000", "LocalHost", 
 LOOPBACK_HOSTS += ["127.9.8.7:80", "[::1]"]
 
 
-def served_settings(database_url: str, auth: str) -> Settings:
-    return Settings(database_url=database_url, auth=auth)  # type: ignore[arg-type]
+def served_settings(database_url: str, auth: Literal["on", "off"]) -> Settings:
+    return Settings(database_url=database_url, auth=auth)
 
 
 @asynccontextmanager

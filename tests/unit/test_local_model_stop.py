@@ -39,7 +39,9 @@ def launch(started: list[subprocess.Popen[bytes]], argv: list[str]) -> subproces
     return process
 
 
-def stand_in_server(tmp_path: Path, started: list[subprocess.Popen[bytes]], port: int):  # type: ignore[no-untyped-def]
+def stand_in_server(
+    tmp_path: Path, started: list[subprocess.Popen[bytes]], port: int
+) -> subprocess.Popen[bytes]:
     """A process whose command line reads `.../llama-server -c ... --port PORT`."""
     name = tmp_path / "bin" / "llama-server"
     name.parent.mkdir(exist_ok=True)
