@@ -132,3 +132,15 @@ def test_the_default_key_differs_with_skip_invalid_and_is_unchanged_without() ->
     assert default_idempotency_key(digest, "nightly") == before
     assert default_idempotency_key(digest, "nightly", skip_invalid=False) == before
     assert default_idempotency_key(digest, "nightly", skip_invalid=True) != before
+
+
+@pytest.mark.parametrize("command", [["submit"], ["eval", "run"]])
+def test_a_key_is_not_sent_in_clear_text_to_another_machine(
+    tmp_path: Path, command: list[str]
+) -> None:
+    file = pairs(tmp_path, json.dumps(REQUEST | {"label": "faithful"}))
+    server = "http://faithscreen.example.com:8000"
+    code, stdout, stderr = run(*command, str(file), "--server", server, "--api-key", "fs_x")
+    assert code == EXIT_FAILURE, stderr
+    assert f"--server {server}: refusing to send the API key in clear text" in stderr
+    assert "https://" in stderr and "fs_x" not in stdout + stderr
