@@ -38,8 +38,8 @@ from app.errors import AppError
 from app.models.api_key import AccessRole
 from app.models.decision import FINAL_VALUES
 from app.models.queue_item import Claim
-from app.review_queue.choices import Choice
-from app.review_queue.choices import choose as choose  # re-exported: checked before any step
+from app.review_queue.choices import Choice as Choice  # re-exported, as is choose
+from app.review_queue.choices import choose as choose
 from app.review_queue.visibility import BlindMode, blind_for
 from app.vocabulary import DecisionKind, DecisionValue, QueueStatus
 

@@ -8,7 +8,7 @@ import pytest
 from app.auth.principal import Principal
 from app.models.api_key import AccessRole
 from app.review_queue import transitions
-from app.review_queue.transitions import Choice
+from app.review_queue.choices import Choice
 from app.vocabulary import DecisionValue, QueueStatus
 from tests.unit.test_review_transitions import T0, Item, Row, refusal
 
