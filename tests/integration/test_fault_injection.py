@@ -338,8 +338,8 @@ async def test_no_fault_passes_a_pair_or_loses_a_call(
 
 # --- Retry-After: a provider asking to wait for days --------------------------------------
 #
-# A 429's Retry-After pauses the whole client, so these run on apps of their own. The judge
-# is the one asked to wait; the translator answers FAITHFUL throughout.
+# A 429's Retry-After pauses the whole client of its role, so these run on apps of their
+# own, one role asked to wait while the other answers FAITHFUL throughout.
 
 HUGE_WAITS = ("999999", "1e12")
 
@@ -352,9 +352,12 @@ def wait_case(number: int, name: str) -> Case:
     return Case(f"retry_after_{name}", number)
 
 
-def judge_settings(settings: Settings, **update: Any) -> Settings:
-    judge = settings.judge.model_copy(update={"timeout_seconds": TIMEOUT_SECONDS, **update})
-    return settings.model_copy(update={"judge": judge})
+def role_settings(settings: Settings, role: str, **update: Any) -> Settings:
+    """`settings` with this role's provider updated (and the short read timeout)."""
+    provider = getattr(settings, role).model_copy(
+        update={"timeout_seconds": TIMEOUT_SECONDS, **update}
+    )
+    return settings.model_copy(update={role: provider})
 
 
 async def submit_case(api: Api, case: Case) -> str:
@@ -380,36 +383,38 @@ def is_done(body: dict[str, Any]) -> bool:
     return bool(body["status"] == "done")
 
 
+async def role_asked(
+    server: ScriptedOpenAI, role: str, asked: list[Case], within: float = 60
+) -> None:
+    deadline = time.monotonic() + within
+    while not all(requests_by_role(server, case)[role] for case in asked):
+        assert time.monotonic() < deadline, f"the {role} was not asked within {within} s"
+        await asyncio.sleep(0.05)  # a poll interval, not a wait for the work
+
+
+@pytest.mark.parametrize("role", ROLES)
 async def test_a_capped_wait_ends_the_call_and_later_pairs_still_screen(
-    start_api: StartApi, configured_settings: Settings, scripted_openai: ScriptedOpenAI
+    role: str, start_api: StartApi, configured_settings: Settings, scripted_openai: ScriptedOpenAI
 ) -> None:
     """Capped at 1 s, a wait of 999999 s or 1e12 s is waited out inside the call: the
-    judge is asked once more, answers 429 again, and its call ends as a provider error,
+    role is asked once more, answers 429 again, and its call ends as a provider error,
     stored; a pair submitted afterwards is screened as usual."""
-    settings = judge_settings(configured_settings, max_retries=1, max_retry_after_seconds=1)
+    settings = role_settings(configured_settings, role, max_retries=1, max_retry_after_seconds=1)
     waits = [wait_case(n, seconds) for n, seconds in enumerate(HUGE_WAITS, start=1)]
     for case, seconds in zip(waits, HUGE_WAITS, strict=True):
-        scripted_openai.script(
-            case.marker, model=JUDGE_MODEL, steps=[asked_to_wait(seconds)] * REPEATS
-        )
+        steps = [asked_to_wait(seconds)] * REPEATS
+        scripted_openai.script(case.marker, model=MODEL_OF[role], steps=steps)
     scripted_openai.default = clean_reply
     async with start_api(settings) as api:
         ids = [await submit_case(api, case) for case in waits]
-        await judge_asked(scripted_openai, waits)  # its client is paused, `later` comes
+        await role_asked(scripted_openai, role, waits)  # its client is paused: now `later`
         later = await submit_case(api, Case("later", len(waits) + 1))
         bodies = [await screening_when(api, i, is_done) for i in [*ids, later]]
     for body in bodies[:-1]:
-        assert (body["outcome"], body["reasons"]) == ("needs_review", ["judge_provider_error"])
-        [judge] = [r for r in body["reviews"] if r["role"] == "judge"]
-        assert judge["http_status"] == 429 and "after 2 attempts" in judge["error"]
+        assert (body["outcome"], body["reasons"]) == ("needs_review", [f"{role}_provider_error"])
+        [call] = [r for r in body["reviews"] if r["role"] == role]
+        assert call["http_status"] == 429 and "after 2 attempts" in call["error"]
     assert (bodies[-1]["outcome"], bodies[-1]["reasons"]) == ("passed", [])
-
-
-async def judge_asked(server: ScriptedOpenAI, asked: list[Case], within: float = 60) -> None:
-    deadline = time.monotonic() + within
-    while not all(requests_by_role(server, case)["judge"] for case in asked):
-        assert time.monotonic() < deadline, f"the judge was not asked within {within} s"
-        await asyncio.sleep(0.05)  # a poll interval, not a wait for the work
 
 
 async def job_of(api: Api, screening_id: str) -> Job:
@@ -418,8 +423,23 @@ async def job_of(api: Api, screening_id: str) -> Job:
         return (await session.execute(statement)).scalar_one()
 
 
+async def released_job(
+    api: Api, server: ScriptedOpenAI, role: str, case: Case, screening_id: str
+) -> Job:
+    """The screening's job once `role` was asked and the worker has let go of the job
+    (put it back for later, or failed it)."""
+    await role_asked(server, role, [case])
+    deadline = time.monotonic() + 60
+    while (job := await job_of(api, screening_id)).status == "running":
+        assert time.monotonic() < deadline, "the worker did not let go of the job within 60 s"
+        await asyncio.sleep(0.05)  # a poll interval, not a wait for the work
+    return job
+
+
 @pytest.mark.parametrize("seconds", HUGE_WAITS)
+@pytest.mark.parametrize("role", ROLES)
 async def test_a_long_wait_defers_the_screening_no_longer_than_the_cap(
+    role: str,
     seconds: str,
     start_api: StartApi,
     configured_settings: Settings,
@@ -428,15 +448,15 @@ async def test_a_long_wait_defers_the_screening_no_longer_than_the_cap(
 ) -> None:
     """With the default cap (minutes, past what one call waits), the screening is put back
     in the queue, due within the cap, saying why; once due, it is screened."""
-    settings = judge_settings(configured_settings, max_retries=1)
-    cap = settings.judge.max_retry_after_seconds
+    settings = role_settings(configured_settings, role, max_retries=1)
+    cap = getattr(settings, role).max_retry_after_seconds
     case = wait_case(1, seconds)
-    scripted_openai.script(case.marker, model=JUDGE_MODEL, steps=[asked_to_wait(seconds)])
+    scripted_openai.script(case.marker, model=MODEL_OF[role], steps=[asked_to_wait(seconds)])
     scripted_openai.default = clean_reply
     async with start_api(settings) as api:
         asked = utcnow()
         screening_id = await submit_case(api, case)
-        job = await deferred_job(api, scripted_openai, case, screening_id)
+        job = await released_job(api, scripted_openai, role, case, screening_id)
         assert job.status == "queued" and "asked to wait" in (job.last_error or "")
         assert asked < job.run_after <= asked + timedelta(seconds=cap + 60)
         shown = await get_json(api, f"/v1/screenings/{screening_id}")
@@ -445,18 +465,3 @@ async def test_a_long_wait_defers_the_screening_no_longer_than_the_cap(
     async with start_api(settings) as api:  # a fresh client: no pause held in memory
         body = await screening_when(api, screening_id, is_done)
     assert (body["outcome"], body["reasons"]) == ("passed", [])
-
-
-async def deferred_job(
-    api: Api, server: ScriptedOpenAI, case: Case, screening_id: str, within: float = 60
-) -> Job:
-    """The screening's job once the judge was asked and the worker has let go of the job
-    (put it back for later, or failed it)."""
-    deadline = time.monotonic() + within
-    await judge_asked(server, [case], within)
-    while True:
-        job = await job_of(api, screening_id)
-        if job.status != "running":
-            return job
-        assert time.monotonic() < deadline, f"not let go within {within} s: {job.status}"
-        await asyncio.sleep(0.05)  # a poll interval, not a wait for the work
