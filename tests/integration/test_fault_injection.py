@@ -4,9 +4,10 @@ embedded worker, the real LLM client over loopback to the scripted provider, SQL
 PostgreSQL). No pair may pass, and none may be lost: every call the provider saw is stored
 as a review, and every screening ends in an outcome the policy reached (not `job_failed`).
 
-One batch holds every case, so one app screens them all at once: the whole run costs about
-one timeout (the hanging provider's), not one app per case. A control pair answered
-FAITHFUL by both roles must pass, or the test could not fail.
+One batch holds every case, so one app screens them all at once, not one app per case; the
+providers that hang or trickle run apart, with short timeouts for their role only. A
+control pair answered FAITHFUL by both roles must pass in every batch, or the test could
+not fail.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 import time
 import zlib
 from collections import Counter
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -58,10 +59,9 @@ MISMATCH = {
     "translator": contract_reply("MISMATCH", issues="the bound is dropped"),
     "judge": contract_reply("MISMATCH", back_translation=None, issues="the bound is dropped"),
 }
-# Read timeout of both roles: the hanging provider costs this much (the trickling one this
-# and the connect timeout); a clean answer over loopback takes milliseconds, even on a
-# loaded machine.
-TIMEOUT_SECONDS = 5.0
+# The read timeout and connect timeout of a role whose provider hangs or trickles (its
+# calls all do; the other role keeps the generous timeouts of tests/support/in_process_api.py).
+SHORT_TIMEOUTS = {"timeout_seconds": 2.0, "connect_timeout_seconds": 1.0}
 # Four times the reply cap (the issue's probe sent 50 MB, which passed), and most of it.
 OVER_CAP_BYTES = 4 * ProviderSettings().max_response_bytes
 UNDER_CAP_BYTES = ProviderSettings().max_response_bytes * 7 // 8
@@ -161,8 +161,6 @@ FAULTS: dict[str, Callable[[str], Step]] = {
     # Faults that held before issue 32.
     "http_500": lambda role: HttpError(500, "scripted outage"),
     "reset": lambda role: Reset(),
-    "hang": lambda role: Hang(60 * TIMEOUT_SECONDS),
-    "trickle": lambda role: Trickle(interval=0.5),  # every read succeeds; the deadline ends it
     "malformed_json": lambda role: RawBody('{"choices": [{"message": {"content": "VERDICT'),
     # Deeper than Python's json recurses (RecursionError, not ValueError), within the cap.
     "deep_nesting": lambda role: RawBody('{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"),
@@ -170,6 +168,11 @@ FAULTS: dict[str, Callable[[str], Step]] = {
     "null_content": lambda role: Reply(None),
     "content_filter": finishing("content_filter"),
     "refusal": lambda role: Reply(FAITHFUL[role], refusal="I will not answer that."),
+}
+# Providers that never finish a reply: run apart, with short timeouts for that role only.
+SLOW_FAULTS: dict[str, Callable[[str], Step]] = {
+    "hang": lambda role: Hang(600),
+    "trickle": lambda role: Trickle(interval=0.2),  # every read succeeds; the deadline ends it
 }
 # Complete MISMATCH replies whose only oddity is the model name: they must flag, not just
 # fail to pass (a lost review would end `needs_review ["job_failed"]`). A 2 MB name makes
@@ -217,11 +220,10 @@ class Case:
         }
 
 
-def cases() -> list[Case]:
-    names = [f"{fault}/{role}" for fault in FAULTS for role in ROLES]
-    found = [Case(name, n) for n, name in enumerate(names, start=2)]
-    # Item 4: a right-to-left override in the Lean, both replies FAITHFUL and clean.
-    return [Case("control", 1), *found, Case("bidi_lean", len(names) + 2, "\u202e")]
+def cases(faults: Iterable[str], roles: Iterable[str] = ROLES) -> list[Case]:
+    """A control pair, then one pair per fault and role."""
+    names = [f"{fault}/{role}" for fault in faults for role in roles]
+    return [Case("control", 1), *(Case(name, n) for n, name in enumerate(names, start=2))]
 
 
 def clean_reply(request: RecordedRequest) -> Step:
@@ -229,29 +231,25 @@ def clean_reply(request: RecordedRequest) -> Step:
     return Reply(FAITHFUL["judge" if request.model == JUDGE_MODEL else "translator"])
 
 
-def script_faults(server: ScriptedOpenAI, all_cases: list[Case]) -> None:
+def script_faults(
+    server: ScriptedOpenAI, all_cases: list[Case], faults: dict[str, Callable[[str], Step]]
+) -> None:
     server.default = clean_reply
     for case in all_cases:
         fault, _, role = case.name.partition("/")
-        if fault in FAULTS:
-            steps = [FAULTS[fault](role)] * REPEATS
+        if fault in faults:
+            steps = [faults[fault](role)] * REPEATS
             server.script(case.marker, model=MODEL_OF[role], steps=steps)
 
 
-@pytest.fixture
-async def fault_api(start_api: StartApi, configured_settings: Settings) -> AsyncIterator[Api]:
-    """The embedded worker; one HTTP attempt a call, so each request the provider sees is
-    one review, and one format re-ask, so a fault costs at most two calls."""
-    update = {"max_retries": 0, "timeout_seconds": TIMEOUT_SECONDS}
-    settings = configured_settings.model_copy(
-        update={
-            "translator": configured_settings.translator.model_copy(update=update),
-            "judge": configured_settings.judge.model_copy(update=update),
-            "format_retries": 1,
-        }
-    )
-    async with start_api(settings) as api:
-        yield api
+def fault_settings(settings: Settings, short_timeouts: Iterable[str] = ()) -> Settings:
+    """One HTTP attempt a call, so each request the provider sees is one review, and one
+    format re-ask, so a fault costs at most two calls; short timeouts for these roles."""
+    update: dict[str, Any] = {"format_retries": 1}
+    for role in ROLES:
+        provider = {"max_retries": 0, **(SHORT_TIMEOUTS if role in short_timeouts else {})}
+        update[role] = getattr(settings, role).model_copy(update=provider)
+    return settings.model_copy(update=update)
 
 
 async def settle(api: Api, batch_id: str, within: float) -> dict[str, Any]:
@@ -317,23 +315,46 @@ async def report_problems(api: Api) -> dict[str, list[str]]:
     return problems
 
 
-async def test_no_fault_passes_a_pair_or_loses_a_call(
-    fault_api: Api, scripted_openai: ScriptedOpenAI
-) -> None:
-    all_cases = cases()
-    script_faults(scripted_openai, all_cases)
-    accepted = await post_batch(fault_api, [case.item() for case in all_cases])
-    await settle(fault_api, accepted["id"], within=120)
-    by_name = {row["external_id"]: row["id"] for row in await results(fault_api, accepted["id"])}
-
+async def screen_cases(
+    api: Api, server: ScriptedOpenAI, all_cases: list[Case]
+) -> dict[str, list[str]]:
+    """Screen every case in one batch; what went wrong, by case (and by endpoint read)."""
+    accepted = await post_batch(api, [case.item() for case in all_cases])
+    await settle(api, accepted["id"], within=120)
+    by_name = {row["external_id"]: row["id"] for row in await results(api, accepted["id"])}
     problems: dict[str, list[str]] = {}
     for case in all_cases:
-        response = await fault_api.client.get(f"/v1/screenings/{by_name[case.name]}")
-        if found := problems_of(case, response, requests_by_role(scripted_openai, case)):
+        response = await api.client.get(f"/v1/screenings/{by_name[case.name]}")
+        if found := problems_of(case, response, requests_by_role(server, case)):
             problems[case.name] = found
-    problems |= await report_problems(fault_api)
-    report = "\n".join(f"{name}: {'; '.join(found)}" for name, found in problems.items())
-    assert not problems, f"{len(problems)} of {len(all_cases)} cases failed:\n{report}"
+    return problems | await report_problems(api)
+
+
+def report_of(problems: dict[str, list[str]], all_cases: list[Case]) -> str:
+    listed = "\n".join(f"{name}: {'; '.join(found)}" for name, found in problems.items())
+    return f"{len(problems)} of {len(all_cases)} cases failed:\n{listed}"
+
+
+async def test_no_fault_passes_a_pair_or_loses_a_call(
+    start_api: StartApi, configured_settings: Settings, scripted_openai: ScriptedOpenAI
+) -> None:
+    # Item 4 rides along: a right-to-left override in the Lean, both replies clean FAITHFUL.
+    all_cases = [*cases(FAULTS), Case("bidi_lean", len(FAULTS) * len(ROLES) + 2, "\u202e")]
+    script_faults(scripted_openai, all_cases, FAULTS)
+    async with start_api(fault_settings(configured_settings)) as api:
+        problems = await screen_cases(api, scripted_openai, all_cases)
+    assert not problems, report_of(problems, all_cases)
+
+
+@pytest.mark.parametrize("role", ROLES)
+async def test_a_provider_that_never_finishes_a_reply_is_cut_off_and_stored(
+    role: str, start_api: StartApi, configured_settings: Settings, scripted_openai: ScriptedOpenAI
+) -> None:
+    all_cases = cases(SLOW_FAULTS, [role])
+    script_faults(scripted_openai, all_cases, SLOW_FAULTS)
+    async with start_api(fault_settings(configured_settings, [role])) as api:
+        problems = await screen_cases(api, scripted_openai, all_cases)
+    assert not problems, report_of(problems, all_cases)
 
 
 # --- Retry-After: a provider asking to wait for days --------------------------------------
@@ -353,11 +374,8 @@ def wait_case(number: int, name: str) -> Case:
 
 
 def role_settings(settings: Settings, role: str, **update: Any) -> Settings:
-    """`settings` with this role's provider updated (and the short read timeout)."""
-    provider = getattr(settings, role).model_copy(
-        update={"timeout_seconds": TIMEOUT_SECONDS, **update}
-    )
-    return settings.model_copy(update={role: provider})
+    """`settings` with this role's provider updated."""
+    return settings.model_copy(update={role: getattr(settings, role).model_copy(update=update)})
 
 
 async def submit_case(api: Api, case: Case) -> str:
