@@ -16,6 +16,7 @@ from sqlalchemy.exc import OperationalError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.clock import utcnow
+from app.llm import ProviderBackoff
 from app.models import Job
 from app.pipeline.screening import Claim
 from app.repositories import jobs, pairs, screenings
@@ -225,3 +226,42 @@ async def test_a_provider_asking_for_a_long_pause_gets_the_job_released(
     assert (job.attempts, job.lease_owner) == (0, None)
     assert job.run_after <= utcnow() + timedelta(seconds=300)
     assert (job.last_error or "").startswith("provider asked to wait 600 s (capped at 300 s)")
+
+
+async def test_an_uncapped_wait_of_1e12_s_defers_a_day_at_most_and_the_worker_goes_on(
+    session_factory: Sessions,
+) -> None:
+    """The client caps a provider's wait; the worker bounds whatever reaches it too, so a
+    wait no datetime can hold does not stop it settling jobs (it raised OverflowError)."""
+    waited = await queue_screening(session_factory, "waited_1e12")
+    pipeline = ScriptedPipeline(session_factory, [ProviderBackoff(1e12)])
+    async with running(worker_for(session_factory, pipeline)):
+
+        async def deferred() -> bool:
+            job = await job_row(session_factory, waited)
+            return job.status == "queued" and job.last_error is not None
+
+        await eventually(deferred, "the job is queued again")
+        later = await queue_screening(session_factory, "later")
+
+        async def later_done() -> bool:
+            return (await job_row(session_factory, later)).status == "done"
+
+        await eventually(later_done, "a later job is run")
+    job = await job_row(session_factory, waited)
+    assert job.run_after <= utcnow() + timedelta(days=1)
+    assert (job.last_error or "").startswith("provider asked to wait 1e+12 s; queued again for ")
+
+
+async def test_a_wait_of_nan_seconds_runs_the_job_again_at_once(session_factory: Sessions) -> None:
+    screening_id = await queue_screening(session_factory, "waited_nan")
+    pipeline = ScriptedPipeline(session_factory, [ProviderBackoff(float("nan"))])
+    async with running(worker_for(session_factory, pipeline)):
+
+        async def done() -> bool:
+            return (await job_row(session_factory, screening_id)).status == "done"
+
+        await eventually(done, "the job is run again and done")
+    job = await job_row(session_factory, screening_id)
+    # Released (its claim given back) and claimed once more; not left to its lease to lapse.
+    assert (pipeline.runs, job.attempts) == (2, 1)
