@@ -21,23 +21,6 @@ def reading_of_call(result: CallResult) -> Reading:
     return read_call(result.content, result.finish_reason)
 
 
-# PostgreSQL text cannot hold U+0000. A reply carrying it is stored with U+FFFD in its
-# place and a note in `error`; the reading was taken from the original text.
-NUL = "\x00"
-NUL_STAND_IN = "\ufffd"
-
-
-def nul_replaced(text: str | None) -> str | None:
-    return None if text is None else text.replace(NUL, NUL_STAND_IN)
-
-
-def _nul_note(result: CallResult) -> str | None:
-    if NUL not in (result.content or "") and NUL not in (result.raw_body or ""):
-        return result.error
-    note = "reply contained U+0000, stored as U+FFFD"
-    return f"{result.error}; {note}" if result.error else note
-
-
 def call_record(
     screening_id: str,
     role: Role,
@@ -57,19 +40,20 @@ def call_record(
         prompt_version=PROMPT_VERSION,
         messages=list(messages),
         messages_sha256=messages_sha256(messages),
-        raw_response=nul_replaced(result.content),
-        raw_body=nul_replaced(result.raw_body),
+        # Stored as sent, U+0000 included: the columns are ProviderText (app/db/types.py).
+        raw_response=result.content,
+        raw_body=result.raw_body,
         verdict=reading.verdict,
         parse_status=reading.parse_status,
-        back_translation=nul_replaced(reading.back_translation),
-        issues=nul_replaced(reading.issues),
+        back_translation=reading.back_translation,
+        issues=reading.issues,
         finish_reason=result.finish_reason,
-        refusal=nul_replaced(result.refusal),
+        refusal=result.refusal,
         model=result.model,
         usage=dict(result.usage),
         http_status=result.http_status,
         latency_ms=result.latency_ms,
-        error=nul_replaced(_nul_note(result)),
+        error=result.error,
         parser_version=reading.parser_version,
         supplied=False,
         max_tokens=result.max_tokens,

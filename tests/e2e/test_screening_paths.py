@@ -133,7 +133,7 @@ SCENARIOS = [
         translator_reviews=[("review", "ok"), ("confirmation", "ok")],
         options={"confirmations": 1},
     ),
-    # PostgreSQL cannot store U+0000: the reply is stored with U+FFFD and a note.
+    # PostgreSQL text cannot hold U+0000: the reply is stored escaped and read back exactly.
     Scenario(
         "case_nul",
         "passed",
@@ -259,8 +259,9 @@ def _check_details(results: dict[str, dict[str, Any]], server: ScriptedOpenAI) -
     assert "Looks right to me." in retry[-1].text  # the format retry shows the bad reply
 
     nul = next(r for r in results["case_nul"]["reviews"] if r["role"] == "translator")
-    assert nul["raw_response"].startswith("BACK-TRANSLATION: n\ufffd plus zero")
-    assert "U+0000" in nul["error"]
+    assert nul["raw_response"].startswith("BACK-TRANSLATION: n\x00 plus zero")  # as sent
+    assert nul["back_translation"] == "n\x00 plus zero"
+    assert nul["error"] is None
 
     seed = next(r for r in results["case_seed"]["reviews"] if r["role"] == "translator")
     assert seed["verdict"] == "mismatch" and seed["parse_status"] == "ok"

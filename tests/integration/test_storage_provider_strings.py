@@ -215,9 +215,8 @@ CASES = [
     *(make(v) for make in (_content, _refusal) for v in (SURROGATE, TEN_KB)),
     _finish("stop" * 51),
 ]
-# U+0000 in the reply's content, refusal or error text: the pipeline still replaces it with
-# U+FFFD before storing (nul_replaced in app/pipeline/review_records.py, from before the
-# columns could hold it), so these are not stored exactly yet.
+# U+0000 in the reply's content, refusal or error text: stored exactly too (the pipeline
+# once replaced it with U+FFFD, before the columns could hold it).
 NUL_CASES = [_content(NUL), _refusal(NUL), _error(NUL)]
 
 
@@ -245,11 +244,6 @@ async def test_every_provider_string_ends_stored_through_the_worker(
     await screen_and_check(api, scripted_openai, CASES)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="app/pipeline/review_records.py still stores U+0000 in content, refusal and error "
-    "as U+FFFD (nul_replaced); the columns now hold it, so that replacement can go",
-)
 async def test_nul_in_content_refusal_and_error_is_stored_exactly_through_the_worker(
     api: Api, scripted_openai: ScriptedOpenAI
 ) -> None:
