@@ -69,6 +69,8 @@ def _json_object(text: str) -> dict[str, Any]:
         raise
     except ValueError as exc:
         raise MalformedBody(f"not JSON ({exc})") from None
+    except RecursionError:  # arrays nested deeper than the interpreter's stack
+        raise MalformedBody("not JSON we read: nested too deeply") from None
     if not isinstance(body, dict):
         raise MalformedBody(f"expected a JSON object, got {type(body).__name__}")
     return body

@@ -67,3 +67,11 @@ def test_the_same_key_in_different_objects_is_fine() -> None:
     )
     completion = read_completion(body)
     assert (completion.content, completion.finish_reason, completion.model) == ("a", "stop", "m")
+
+
+def test_a_body_nested_deeper_than_the_stack_is_malformed_not_a_crash() -> None:
+    # Before, json.loads raised RecursionError here, which escaped the client and ended the
+    # screening `job_failed` (found by the fault-injection test's `deep_nesting` mode).
+    deep = '{"choices": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    with pytest.raises(MalformedBody, match="nested too deeply"):
+        read_completion(deep)
