@@ -55,6 +55,10 @@ class ProviderSettings(BaseModel):
     # fails "reply too large" (never passes). 1 MiB: four times a supplied reply's cap
     # (FAITHSCREEN_MAX_REPLY_BYTES), room for such a reply however JSON escapes it.
     max_response_bytes: int = Field(default=1024 * 1024, ge=1)
+    # False: this model's verdicts are no evidence (a small model that answers at chance).
+    # Its replies are stored, read and shown as usual and its MISMATCH still flags, but its
+    # FAITHFUL never lets a pair pass (`<role>_non_evidential`). Each review records it.
+    evidential: bool = True
 
     def missing(self, role: Role) -> list[str]:
         """The environment variables that must still be set for this role to be usable."""
@@ -66,7 +70,17 @@ class ProviderSettings(BaseModel):
 # setting, so a name may not be a word one of those begins with (FAITHSCREEN_JUDGE_MAX_TOKENS).
 JUDGE_NAME = re.compile(r"[a-z][a-z0-9_]{0,31}")
 RESERVED_JUDGE_NAMES = frozenset(
-    {"base", "model", "api", "max", "temperature", "timeout", "connect", "requests"}
+    {
+        "base",
+        "model",
+        "api",
+        "max",
+        "temperature",
+        "timeout",
+        "connect",
+        "requests",
+        "evidential",
+    }
 )
 JUDGES_ENV = "FAITHSCREEN_JUDGES"
 # The type of a refused panel setting: its message names the variable (cli/environment.py).

@@ -35,7 +35,7 @@ TEST_PREFIX = "FAITHSCREEN_TEST_"
 API_KEY_ENV = "FAITHSCREEN_API_KEY"
 READ_OUTSIDE_SETTINGS = frozenset({API_KEY_ENV, MIGRATIONS_DIR_ENV})
 SINGLE_JUDGE_PREFIX = "FAITHSCREEN_JUDGE_"
-_KINDS = {int: "a whole number", float: "a number"}
+_KINDS = {bool: "true or false", int: "a whole number", float: "a number"}
 
 
 def known_variables(environ: Mapping[str, str] | None = None) -> set[str]:

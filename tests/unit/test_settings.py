@@ -30,6 +30,7 @@ ROLE_VARIABLES = [
     ("TIMEOUT_SECONDS", "timeout_seconds", "600", 600.0),
     ("MAX_RESPONSE_BYTES", "max_response_bytes", "65536", 65536),
     ("MAX_RETRY_AFTER_SECONDS", "max_retry_after_seconds", "60", 60.0),
+    ("EVIDENTIAL", "evidential", "false", False),
 ]
 VARIABLES = [
     ("FAITHSCREEN_DATABASE_URL", "database_url", "postgresql://u@h/db", "postgresql://u@h/db"),
@@ -92,6 +93,9 @@ def test_one_role_variable_leaves_the_other_role_and_the_other_fields_alone(
         ("FAITHSCREEN_MAX_STATEMENT_BYTES", "0"),
         ("FAITHSCREEN_TRANSLATOR_TEMPERATURE", "3"),
         ("FAITHSCREEN_JUDGE_TIMEOUT_SECONDS", "0"),
+        # Not silently taken as either: a typo must not decide whether a model is evidence.
+        ("FAITHSCREEN_TRANSLATOR_EVIDENTIAL", "flase"),
+        ("FAITHSCREEN_JUDGE_EVIDENTIAL", ""),
     ],
 )
 def test_an_invalid_value_is_refused(
@@ -193,3 +197,11 @@ def test_urls_in_free_text_are_masked_and_the_rest_kept() -> None:
     assert '"GET /v1/x?token=*** HTTP/1.1" 200' in masked
     assert masked.endswith("via https://***@gw.example/v1")
     assert mask_credentials_in_text("nothing to hide here") == "nothing to hide here"
+
+
+def test_every_model_is_evidential_unless_marked_otherwise(monkeypatch: pytest.MonkeyPatch) -> None:
+    settings = Settings()
+    assert (settings.translator.evidential, settings.judge.evidential) == (True, True)
+    monkeypatch.setenv("FAITHSCREEN_JUDGE_EVIDENTIAL", "false")
+    settings = Settings()
+    assert (settings.translator.evidential, settings.judge.evidential) == (True, False)

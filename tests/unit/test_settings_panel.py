@@ -26,6 +26,7 @@ PANEL = {
     "FAITHSCREEN_JUDGE_C_BASE_URL": "http://127.0.0.1:11434/v1",
     "FAITHSCREEN_JUDGE_C_MODEL": "qwen2.5:32b",
     "FAITHSCREEN_JUDGE_C_TIMEOUT_SECONDS": "600",
+    "FAITHSCREEN_JUDGE_C_EVIDENTIAL": "false",
 }
 
 
@@ -50,6 +51,8 @@ def test_each_judge_is_configured_under_its_name(monkeypatch: pytest.MonkeyPatch
     )
     assert (b.model, b.requests_per_minute, b.max_tokens) == ("claude", 50, 2048)
     assert (c.base_url, c.timeout_seconds) == ("http://127.0.0.1:11434/v1", 600)
+    # Each judge is evidential unless marked otherwise under its own name.
+    assert (a.evidential, b.evidential, c.evidential) == (True, True, False)
     # The panel needs the translator only; its judges are complete or refused.
     assert settings.missing_providers() == [
         "FAITHSCREEN_TRANSLATOR_BASE_URL",
@@ -100,6 +103,11 @@ def run(env: dict[str, str]) -> tuple[int, str]:
             "faithscreen: FAITHSCREEN_JUDGE_A_MAX_TOKENS='lots' is not accepted: it takes a "
             "whole number of at least 1",
         ),
+        (
+            {"FAITHSCREEN_JUDGE_B_EVIDENTIAL": "nope"},
+            "faithscreen: FAITHSCREEN_JUDGE_B_EVIDENTIAL='nope' is not accepted: it takes "
+            "true or false",
+        ),
     ],
 )
 def test_a_bad_panel_is_one_line_naming_the_variable_and_exit_2(
@@ -123,6 +131,7 @@ def test_a_bad_panel_is_one_line_naming_the_variable_and_exit_2(
         "timeout",
         "connect",
         "requests",
+        "evidential",
         "1a",
         "a" * 33,
         "a-b",
