@@ -1,4 +1,4 @@
-"""The ruling for one pair by its judges: the single judge (policy-1) or a panel (policy-2).
+"""The ruling for one pair by its judges: the single judge (policy-3) or a panel (policy-4).
 Pure.
 
 A screening by the single judge is decided exactly as before a panel existed

@@ -1,4 +1,4 @@
-"""The policy for a panel of judges (FAITHSCREEN_JUDGES): `policy-2`. Pure.
+"""The policy for a panel of judges (FAITHSCREEN_JUDGES): `policy-4`. Pure.
 
 Judges of one model family share blind spots, so a panel asks several. The rules, on top of
 the single judge's (`ruling.py`), each judge's reading ruled as the single judge's is:
@@ -14,6 +14,11 @@ the single judge's (`ruling.py`), each judge's reading ruled as the single judge
    and `panel_split` is added: the pair needs review (a person's look, not a flag).
 5. Anything else not FAITHFUL needs review, as for one judge; the translator's standing
    MISMATCH flags under both rules (the rule is about the judges' votes).
+6. A judge marked not evidential (FAITHSCREEN_JUDGE_<NAME>_EVIDENTIAL=false) is ruled as a
+   single judge so marked: its FAITHFUL is `judge_non_evidential:<name>` and the pair needs
+   review, however many evidential judges say FAITHFUL beside it (fail closed: every
+   judge's FAITHFUL is required for a pass, so each must be evidence); its standing
+   MISMATCH counts as a vote like any other.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from app.policy.reasons import Reason, evidence_reasons, judge_reason
 from app.policy.ruling import RoleResult, Ruling, outcome_of, role_reasons
 from app.vocabulary import PanelRule, Role, Severity
 
-PANEL_POLICY_VERSION = "policy-2"
+# policy-4: rule 6 (policy-2 let a non-evidential judge's FAITHFUL count towards a pass).
+PANEL_POLICY_VERSION = "policy-4"
 
 
 @dataclass(frozen=True, slots=True)

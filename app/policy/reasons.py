@@ -38,6 +38,8 @@ class Reason(StrEnum):
     TRANSLATOR_EMPTY = "translator_empty"
     TRANSLATOR_PROVIDER_ERROR = "translator_provider_error"
     TRANSLATOR_REFUSED = "translator_refused"
+    # An `ok` FAITHFUL from a model marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false).
+    TRANSLATOR_NON_EVIDENTIAL = "translator_non_evidential"
     JUDGE_MISMATCH = "judge_mismatch"
     UNCONFIRMED_JUDGE_MISMATCH = "unconfirmed_judge_mismatch"
     JUDGE_UNCLEAR = "judge_unclear"
@@ -50,6 +52,7 @@ class Reason(StrEnum):
     JUDGE_EMPTY = "judge_empty"
     JUDGE_PROVIDER_ERROR = "judge_provider_error"
     JUDGE_REFUSED = "judge_refused"
+    JUDGE_NON_EVIDENTIAL = "judge_non_evidential"
     # A panel under the `majority` rule: some judges' MISMATCH stands, but not more than
     # half of them (`panel_split`, with one `judge_minority_mismatch:<name>` per such judge).
     PANEL_SPLIT = "panel_split"
@@ -78,6 +81,10 @@ _TRUNCATED = (
 _EMPTY = "reply was empty"
 _PROVIDER_ERROR = "call failed at the provider (after transport retries)"
 _REFUSED = "provider declined to answer (content filter or refusal)"
+_NON_EVIDENTIAL = (
+    "said FAITHFUL, but its model is marked not evidential (FAITHSCREEN_{}_EVIDENTIAL=false, "
+    "recorded on its review): its FAITHFUL is shown, never counted towards a pass"
+)
 
 REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.TRANSLATOR_MISMATCH: f"The translator {_MISMATCH}.",
@@ -92,6 +99,7 @@ REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.TRANSLATOR_EMPTY: f"The translator's {_EMPTY}.",
     Reason.TRANSLATOR_PROVIDER_ERROR: f"The translator's {_PROVIDER_ERROR}.",
     Reason.TRANSLATOR_REFUSED: f"The translator's {_REFUSED}.",
+    Reason.TRANSLATOR_NON_EVIDENTIAL: f"The translator {_NON_EVIDENTIAL.format('TRANSLATOR')}.",
     Reason.JUDGE_MISMATCH: f"The judge {_MISMATCH}.",
     Reason.UNCONFIRMED_JUDGE_MISMATCH: f"The judge {_UNCONFIRMED}.",
     Reason.JUDGE_UNCLEAR: f"The judge {_UNCLEAR}.",
@@ -104,6 +112,10 @@ REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.JUDGE_EMPTY: f"The judge's {_EMPTY}.",
     Reason.JUDGE_PROVIDER_ERROR: f"The judge's {_PROVIDER_ERROR}.",
     Reason.JUDGE_REFUSED: f"The judge's {_REFUSED}.",
+    Reason.JUDGE_NON_EVIDENTIAL: (
+        f"The judge {_NON_EVIDENTIAL.format('JUDGE')} (a panel judge: "
+        "FAITHSCREEN_JUDGE_<NAME>_EVIDENTIAL, its name after the colon)."
+    ),
     Reason.PANEL_SPLIT: (
         "Under the panel rule `majority`, a standing MISMATCH came from some of the judges, "
         "but not from more than half of them: a person looks."
@@ -156,6 +168,11 @@ _MISMATCH_REASONS: Mapping[Role, tuple[Reason, Reason]] = {
     Role.JUDGE: (Reason.JUDGE_MISMATCH, Reason.UNCONFIRMED_JUDGE_MISMATCH),
 }
 
+_NON_EVIDENTIAL_REASONS: Mapping[Role, Reason] = {
+    Role.TRANSLATOR: Reason.TRANSLATOR_NON_EVIDENTIAL,
+    Role.JUDGE: Reason.JUDGE_NON_EVIDENTIAL,
+}
+
 _SEVERITY_REASONS: Mapping[Severity, Reason] = {
     Severity.FLAG: Reason.EVIDENCE_FLAG,
     Severity.REVIEW: Reason.EVIDENCE_REVIEW,
@@ -176,6 +193,11 @@ def not_faithful_reason(role: Role, reading: Reading) -> Reason:
 def mismatch_reason(role: Role, *, standing: bool) -> Reason:
     standing_reason, unconfirmed_reason = _MISMATCH_REASONS[role]
     return standing_reason if standing else unconfirmed_reason
+
+
+def non_evidential_reason(role: Role) -> Reason:
+    """The reason for an `ok` FAITHFUL whose model is marked not evidential."""
+    return _NON_EVIDENTIAL_REASONS[role]
 
 
 def evidence_reasons(findings: list[Finding], severity: Severity) -> list[str]:

@@ -3,8 +3,13 @@
 Pure: no database, no HTTP, no framework imports. The rules (`POLICY_VERSION` changes
 whenever any input could be decided differently):
 
-1. A role's reading that is FAITHFUL from an `ok` reply adds no reason. Anything else adds
-   exactly one reason for that role (`reasons.py`).
+1. A role's reading that is FAITHFUL from an `ok` reply adds no reason, if its model is
+   evidential. Anything else adds exactly one reason for that role (`reasons.py`).
+1a. A model marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false, recorded on each review,
+   so `RoleResult.evidential` is False if any of the role's calls was made under it): its
+   FAITHFUL adds `<role>_non_evidential`, which needs review and never passes. Its other
+   readings are ruled as anyone's (its standing MISMATCH still flags): only a FAITHFUL
+   lets a pair pass, so only a FAITHFUL needs the model to be evidence.
 2. A MISMATCH from an `ok` reply, with `confirmations` k > 0, was re-asked k more times by
    the pipeline. It stands (`<role>_mismatch`) only if some repeat is again an `ok`
    MISMATCH; otherwise (repeats FAITHFUL, UNCLEAR, failed, or fewer than k supplied) it is
@@ -13,9 +18,10 @@ whenever any input could be decided differently):
 4. Each evidence severity present adds its bare reason plus one reason per finding code.
 5. `flagged` if any reason is a standing mismatch or `evidence_flag`; else `needs_review` if
    there is any reason at all; else `passed`. So a pair passes only when both readings are
-   `ok` + FAITHFUL and there is no finding of any severity (fail closed).
+   `ok` + FAITHFUL from evidential models and there is no finding of any severity (fail
+   closed).
 
-A panel of judges (FAITHSCREEN_JUDGES) is decided by `panel.decide_panel`, `policy-2`.
+A panel of judges (FAITHSCREEN_JUDGES) is decided by `panel.decide_panel`, `policy-4`.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from app.policy.reasons import (
     FLAGGING_REASONS,
     evidence_reasons,
     mismatch_reason,
+    non_evidential_reason,
     not_faithful_reason,
     reason_kind,
 )
@@ -39,15 +46,19 @@ from app.vocabulary import Outcome, Role, Severity
 # evidence of severity review, means needs_review), so no input that existed before is
 # decided differently; their new reason codes are new inputs, under the new parser and
 # evidence versions that the ruling records beside this one.
-POLICY_VERSION = "policy-1"
+# policy-3: rule 1a. A FAITHFUL from a model marked not evidential (which policy-1 would
+# have passed) needs review; every reading of an evidential model is ruled as before.
+POLICY_VERSION = "policy-3"
 
 
 @dataclass(frozen=True, slots=True)
 class RoleResult:
-    """One role's reading, plus the confirmation repeats asked for it (in the order asked)."""
+    """One role's reading, plus the confirmation repeats asked for it (in the order asked).
+    `evidential`: False when a call of the role went to a model marked not evidential."""
 
     reading: Reading
     confirmations: tuple[Reading, ...] = ()
+    evidential: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +104,7 @@ def role_reasons(role: Role, result: RoleResult, k: int) -> list[str]:
             f"but at most {confirmations_needed(reading, k)} were to be asked"
         )
     if reading.is_faithful:
-        return []
+        return [] if result.evidential else [non_evidential_reason(role)]
     if reading.is_mismatch:
         standing = k == 0 or any(repeat.is_mismatch for repeat in result.confirmations)
         return [mismatch_reason(role, standing=standing)]

@@ -98,7 +98,7 @@ async def test_every_judge_is_asked_on_its_own_model_and_its_reviews_name_it(
     assert screening["outcome"] == "passed", screening
     assert screening["judges"] == list(JUDGES)
     assert screening["panel_rule"] == "unanimous"
-    assert screening["policy_version"] == "policy-2"
+    assert screening["policy_version"] == "policy-4"
     assert calls_of(screening) == {
         None: [(1, "review", TRANSLATOR_MODEL)],
         **{name: [(1, "review", model_of(name))] for name in JUDGES},

@@ -137,7 +137,7 @@ def test_the_seed_case_a_quoted_faithful_does_not_hide_the_mismatch_field() -> N
 
     decision = decide(RoleResult(translator), RoleResult(FAITHFUL), [], 0)
 
-    assert decision == Ruling(Outcome.FLAGGED, ("translator_mismatch",), "policy-1")
+    assert decision == Ruling(Outcome.FLAGGED, ("translator_mismatch",), "policy-3")
 
 
 # --- confirmations -------------------------------------------------------------------
@@ -339,5 +339,5 @@ def test_reason_kind_rejects_an_unknown_code() -> None:
 
 
 def test_the_policy_version_is_recorded() -> None:
-    assert POLICY_VERSION == "policy-1"
-    assert decide(RoleResult(FAITHFUL), RoleResult(FAITHFUL), [], 0).policy_version == "policy-1"
+    assert POLICY_VERSION == "policy-3"
+    assert decide(RoleResult(FAITHFUL), RoleResult(FAITHFUL), [], 0).policy_version == "policy-3"

@@ -1,4 +1,4 @@
-"""The panel policy (policy-2), cell by cell: both rules x each judge faithful / mismatch /
+"""The panel policy (policy-4), cell by cell: both rules x each judge faithful / mismatch /
 unclear / unreadable. Each test fails if its rule is loosened."""
 
 from __future__ import annotations
