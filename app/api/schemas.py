@@ -136,6 +136,12 @@ class ReviewOut(BaseModel):
     error: str | None
     max_tokens: int | None
     supplied: bool
+    evidential: bool = Field(
+        default=True,
+        description="False when the model was marked not evidential "
+        "(FAITHSCREEN_*_EVIDENTIAL=false) as the call was made: its FAITHFUL never counts "
+        "towards `passed` (`<role>_non_evidential`).",
+    )
     parser_version: str
     prompt_version: str | None
     created_at: datetime

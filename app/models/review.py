@@ -9,7 +9,15 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from sqlalchemy import JSON, CheckConstraint, ForeignKey, String, UniqueConstraint, event
+from sqlalchemy import (
+    JSON,
+    CheckConstraint,
+    ForeignKey,
+    String,
+    UniqueConstraint,
+    event,
+    true,
+)
 from sqlalchemy.engine import Connection
 from sqlalchemy.orm import Mapped, Mapper, mapped_column
 
@@ -75,6 +83,10 @@ class Review(Base):
     # True when the client supplied the reply instead of a provider.
     supplied: Mapped[bool] = mapped_column(default=False)
     max_tokens: Mapped[int | None]
+    # The model was marked evidential (FAITHSCREEN_*_EVIDENTIAL) when this call was made:
+    # False keeps its FAITHFUL from counting towards a pass, now and in every re-score.
+    # Reviews stored before it existed were all evidential (there was no other kind).
+    evidential: Mapped[bool] = mapped_column(default=True, server_default=true())
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

@@ -14,6 +14,9 @@ Rules, in order:
    transport); retries exhausted: the last reading stands, with its cause.
 4. An `ok` mismatch with `confirmations` k > 0 is re-reviewed by up to k `confirmation`
    calls, stopping at the first that reads mismatch (the mismatch then stands).
+5. The role's result is evidential only if every call made for it went to a model marked
+   evidential, as each review recorded it (fail closed: a model's setting changed between
+   a crash and the resumed run cannot lend its FAITHFUL the other model's weight).
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class PastCall:
     reading: Reading
     raw_response: str | None
     max_tokens: int | None
+    # The model it went to was marked evidential (FAITHSCREEN_*_EVIDENTIAL), as recorded.
+    evidential: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +65,9 @@ def plan_next(past: Sequence[PastCall], limits: Limits) -> NextCall | RoleResult
         return NextCall(attempt=1, purpose=Purpose.REVIEW, max_tokens=limits.max_tokens)
     chosen = next((c for c in primary if c.reading.parse_status is ParseStatus.OK), None)
     if chosen is None:
-        return _format_retry(past, primary, limits) or RoleResult(primary[-1].reading)
+        return _format_retry(past, primary, limits) or RoleResult(
+            primary[-1].reading, evidential=all_evidential(past)
+        )
     return _confirmation(past, chosen.reading, limits)
 
 
@@ -95,7 +102,11 @@ def _confirmation(
         return NextCall(
             attempt=_next_attempt(past), purpose=Purpose.CONFIRMATION, max_tokens=limits.max_tokens
         )
-    return RoleResult(reading, repeats)
+    return RoleResult(reading, repeats, evidential=all_evidential(past))
+
+
+def all_evidential(past: Sequence[PastCall]) -> bool:
+    return all(call.evidential for call in past)
 
 
 def _next_attempt(past: Sequence[PastCall]) -> int:

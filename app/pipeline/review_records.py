@@ -28,8 +28,11 @@ def call_record(
     messages: list[Message],
     result: CallResult,
     judge_name: str | None = None,
+    *,
+    evidential: bool = True,
 ) -> ReviewRecord:
-    """`judge_name`: a judge's name (None: the single judge, or the translator)."""
+    """`judge_name`: a judge's name (None: the single judge, or the translator);
+    `evidential`: the provider's FAITHSCREEN_*_EVIDENTIAL when the call was made."""
     reading = reading_of_call(result)
     return ReviewRecord(
         screening_id=screening_id,
@@ -57,6 +60,7 @@ def call_record(
         parser_version=reading.parser_version,
         supplied=False,
         max_tokens=result.max_tokens,
+        evidential=evidential,
     )
 
 
@@ -108,6 +112,7 @@ def past_call(review: Review) -> PastCall:
         reading=reading,
         raw_response=review.raw_response,
         max_tokens=review.max_tokens,
+        evidential=review.evidential,
     )
 
 

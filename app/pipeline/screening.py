@@ -104,13 +104,23 @@ class ScreeningPipeline:
     ) -> RoleResult:
         role = seat.role
         limits = self._limits(seat, confirmations)
+        # Read once per run of the role and recorded on each review: a re-score replays it.
+        evidential = self._provider(seat).evidential
         while True:
             step = plan_next(past, limits)
             if isinstance(step, RoleResult):
                 return step
             messages = self._messages(role, pair, step)
             result = await self._call(seat, messages, step.max_tokens)
-            record = call_record(claim.screening_id, role, step, messages, result, seat.stored_name)
+            record = call_record(
+                claim.screening_id,
+                role,
+                step,
+                messages,
+                result,
+                seat.stored_name,
+                evidential=evidential,
+            )
             await self._store(record)
             past.append(
                 PastCall(
@@ -119,6 +129,7 @@ class ScreeningPipeline:
                     reading=reading_of_record(record),
                     raw_response=record.raw_response,
                     max_tokens=step.max_tokens,
+                    evidential=record.evidential,
                 )
             )
 

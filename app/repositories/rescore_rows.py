@@ -46,6 +46,8 @@ class StoredCall:
     supplied: bool = False
     # Which judge made it (`judge` for the single judge; "" for the translator).
     judge_name: str = ""
+    # As recorded when the call was made: a replay never reads today's setting.
+    evidential: bool = True
 
 
 class NewRuling(Protocol):

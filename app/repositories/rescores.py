@@ -103,6 +103,27 @@ def _current(screening: Screening) -> CurrentState:
     )
 
 
+# What a replay reads of each review, in the order `_stored_call` unpacks it.
+_CALL_COLUMNS = (
+    Review.id,
+    Review.screening_id,
+    Review.role,
+    Review.attempt,
+    Review.purpose,
+    Review.raw_response,
+    Review.finish_reason,
+    Review.verdict,
+    Review.parse_status,
+    Review.back_translation,
+    Review.issues,
+    Review.parser_version,
+    Review.supplied,
+    Review.judge_name,
+    # The flag the call was made under: a replay never reads today's setting.
+    Review.evidential,
+)
+
+
 async def stored_calls(
     session: AsyncSession, screening_ids: Sequence[str]
 ) -> dict[str, list[StoredCall]]:
@@ -110,46 +131,22 @@ async def stored_calls(
     if a run applied one, else what was read when the reply came in."""
     latest = await _latest_readings(session, screening_ids)
     statement = (
-        select(
-            Review.id,
-            Review.screening_id,
-            Review.role,
-            Review.attempt,
-            Review.purpose,
-            Review.raw_response,
-            Review.finish_reason,
-            Review.verdict,
-            Review.parse_status,
-            Review.back_translation,
-            Review.issues,
-            Review.parser_version,
-            Review.supplied,
-            Review.judge_name,
-        )
-        .where(Review.screening_id.in_(screening_ids))
-        .order_by(Review.id)
+        select(*_CALL_COLUMNS).where(Review.screening_id.in_(screening_ids)).order_by(Review.id)
     )
     calls: dict[str, list[StoredCall]] = defaultdict(list)
     for row in await session.execute(statement):
-        review_id, screening_id, role, attempt, purpose, raw, finish = row[:7]
-        verdict, status, back_translation, issues, version, supplied, judge_name = row[7:]
-        reading = latest.get(review_id) or _reading(
-            verdict, status, back_translation, issues, version
-        )
-        calls[screening_id].append(
-            StoredCall(
-                review_id,
-                role,
-                attempt,
-                purpose,
-                raw,
-                finish,
-                reading,
-                supplied,
-                judge_name,
-            )
-        )
+        calls[row[1]].append(_stored_call(row, latest))
     return calls
+
+
+def _stored_call(row: Sequence[Any], latest: dict[int, Reading]) -> StoredCall:
+    review_id, _, role, attempt, purpose, raw, finish = row[:7]
+    verdict, status, back_translation, issues, version = row[7:12]
+    supplied, judge_name, evidential = row[12:]
+    reading = latest.get(review_id) or _reading(verdict, status, back_translation, issues, version)
+    return StoredCall(
+        review_id, role, attempt, purpose, raw, finish, reading, supplied, judge_name, evidential
+    )
 
 
 async def _latest_readings(

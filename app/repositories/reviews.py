@@ -50,6 +50,8 @@ class ReviewRecord:
     max_tokens: int | None = None
     # The judge's name; None: the single judge for a judge review, none for the translator.
     judge_name: str | None = None
+    # The provider's FAITHSCREEN_*_EVIDENTIAL when the call was made (supplied: True).
+    evidential: bool = True
 
     @property
     def judge(self) -> str:

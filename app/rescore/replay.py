@@ -20,7 +20,7 @@ from app.contract import PARSER_VERSION, read_call, read_supplied
 from app.contract.call import failed_call_reading
 from app.contract.reading import Reading
 from app.pipeline.judged import decide_judged, judge_names
-from app.pipeline.plan import Limits, PastCall, plan_next
+from app.pipeline.plan import Limits, PastCall, all_evidential, plan_next
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import Panel, RoleResult
 from app.repositories.rescore_rows import StoredCall
@@ -121,6 +121,8 @@ def replay_role(
                 reading=readings[made.review_id],
                 raw_response=made.raw_response,
                 max_tokens=step.max_tokens,
+                # The flag the call was made under, never today's FAITHSCREEN_*_EVIDENTIAL.
+                evidential=made.evidential,
             )
         )
 
@@ -131,7 +133,7 @@ def _without_missing_call(past: Sequence[PastCall]) -> RoleResult:
     primary = [c for c in past if c.purpose is not Purpose.CONFIRMATION]
     chosen = next((c for c in primary if c.reading.parse_status is ParseStatus.OK), primary[-1])
     repeats = tuple(c.reading for c in past if c.purpose is Purpose.CONFIRMATION)
-    return RoleResult(chosen.reading, repeats)
+    return RoleResult(chosen.reading, repeats, evidential=all_evidential(past))
 
 
 def replay(

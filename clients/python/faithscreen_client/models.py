@@ -63,6 +63,8 @@ class Review(BaseModel):
     error: str | None
     max_tokens: int | None
     supplied: bool
+    # False: the model was marked not evidential; its FAITHFUL never counts towards passed.
+    evidential: bool = True
     parser_version: str
     prompt_version: str | None
     created_at: datetime
