@@ -54,7 +54,7 @@ def build_clients(settings: Settings) -> dict[Role, LLMClient]:
     the single judge's settings are ignored: no client for it."""
     roles = [Role.TRANSLATOR] if settings.panel else list(Role)
     return {
-        role: LLMClient(settings.provider(role), concurrency=settings.llm_concurrency)
+        role: LLMClient(settings.provider(role), concurrency=settings.llm_concurrency, role=role)
         for role in roles
         if not settings.provider(role).missing(role)
     }
@@ -63,7 +63,9 @@ def build_clients(settings: Settings) -> dict[Role, LLMClient]:
 def build_judge_clients(settings: Settings) -> dict[str, LLMClient]:
     """A panel's judges, each on a pooled client (and concurrency) of its own."""
     return {
-        name: LLMClient(settings.judge_provider(name), concurrency=settings.llm_concurrency)
+        name: LLMClient(
+            settings.judge_provider(name), concurrency=settings.llm_concurrency, role=Role.JUDGE
+        )
         for name in settings.panel
     }
 

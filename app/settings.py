@@ -55,6 +55,14 @@ class ProviderSettings(BaseModel):
     # fails "reply too large" (never passes). 1 MiB: four times a supplied reply's cap
     # (FAITHSCREEN_MAX_REPLY_BYTES), room for such a reply however JSON escapes it.
     max_response_bytes: int = Field(default=1024 * 1024, ge=1)
+    # How the reply is asked for: "text", the contract as free text; "grammar", the same
+    # contract with the server constraining decoding by its GBNF grammar (app/contract/
+    # grammar.py), sent in `grammar_field`. "tool" and "json" are refused: not built yet.
+    reply_format: Literal["text", "grammar", "tool", "json"] = "text"
+    # The request field a grammar goes in: "grammar" (llama.cpp), "structured_outputs"
+    # (vLLM 0.12 and later, as {"grammar": ...}), "guided_grammar" (older vLLM), "ebnf"
+    # (SGLang). Only llama.cpp's has been tried against a real server here.
+    grammar_field: Literal["grammar", "structured_outputs", "guided_grammar", "ebnf"] = "grammar"
     # False: this model's verdicts are no evidence (a small model that answers at chance).
     # Its replies are stored, read and shown as usual and its MISMATCH still flags, but its
     # FAITHFUL never lets a pair pass (`<role>_non_evidential`). Each review records it.
@@ -80,8 +88,12 @@ RESERVED_JUDGE_NAMES = frozenset(
         "connect",
         "requests",
         "evidential",
+        "reply",
+        "grammar",
     }
 )
+# Reply formats a setting may name that FaithScreen cannot ask for yet (issue 36).
+UNBUILT_REPLY_FORMATS = frozenset({"tool", "json"})
 JUDGES_ENV = "FAITHSCREEN_JUDGES"
 # The type of a refused panel setting: its message names the variable (cli/environment.py).
 PANEL_ERROR = "panel_setting"
@@ -243,6 +255,18 @@ class Settings(BaseSettings):
                         f"{variable} is not set: judge {name!r} of {JUDGES_ENV} needs a base URL "
                         "and a model"
                     )
+        return self
+
+    @model_validator(mode="after")
+    def _reply_formats_built(self) -> Self:
+        named = [(f"FAITHSCREEN_{role.value.upper()}_", self.provider(role)) for role in Role]
+        named += [(judge_prefix(name), p) for name, p in self.panel_providers.items()]
+        for prefix, provider in named:
+            if provider.reply_format in UNBUILT_REPLY_FORMATS:
+                raise _panel_error(
+                    f"{prefix}REPLY_FORMAT={provider.reply_format!r} is not accepted: the "
+                    "tool and json reply formats are not built yet; it takes text or grammar"
+                )
         return self
 
     @property

@@ -13,7 +13,12 @@ import typer
 from app.cli.root import cli
 from app.cli.terminal import echo
 from app.local_model import service
-from app.local_model.schemas import DEFAULT_PORT, LocalServer, ServerOptions
+from app.local_model.schemas import (
+    DEFAULT_PORT,
+    NOT_EVIDENTIAL_WHY,
+    LocalServer,
+    ServerOptions,
+)
 
 local_model = typer.Typer(
     help="A local llama.cpp server with Gemma 3 270M: start, stop, status.",
@@ -60,8 +65,9 @@ def start(
     ] = 8192,
 ) -> None:
     """Install or find llama-server and the model, start it, wait until it is healthy,
-    and print the FAITHSCREEN_*_BASE_URL/_MODEL lines to use, with reply caps and a
-    concurrency that fit a small model on one slot. A running one is reused."""
+    and print the FAITHSCREEN_*_BASE_URL/_MODEL lines to use, with the grammar reply
+    format, the caps that fit it, a concurrency for one slot, and both roles marked not
+    evidential (the model is at chance; stderr says so). A running one is reused."""
     options = ServerOptions(port=port, context_tokens=context_tokens)
     try:
         server = service.start(home, options, _say)
@@ -69,6 +75,7 @@ def start(
         _say(str(error))
         raise typer.Exit(EXIT_FAILED) from None
     _say(f"serving {server.model} at {server.base_url} (pid {server.pid}); log in {home}")
+    _say(NOT_EVIDENTIAL_WHY)
     _print_environment(server)
 
 

@@ -99,7 +99,7 @@ async def probe(settings: Settings, role: Role, judge: str | None = None) -> Pro
     if missing:
         return Probe(role, ", ".join(missing))
     target = f"{provider.model} at {endpoint_of(provider.base_url or '')}"
-    async with LLMClient(provider, concurrency=1) as client:
+    async with LLMClient(provider, concurrency=1, role=role) as client:
         result = await client.complete(review_messages(role, PROBE_PAIR))
     reading = None if result.failed else reading_of_call(result)
     return Probe(role, target, result, reading, judge)

@@ -30,6 +30,7 @@ import aiohttp
 from app.llm.body import Completion, MalformedBody, read_completion
 from app.llm.call import CallResult
 from app.llm.capped_body import TOO_LARGE, read_capped, redact_cut, too_large_detail
+from app.llm.constraint import reply_constraint
 from app.llm.errors import ProviderBackoff
 from app.llm.redaction import redact
 from app.llm.retry import (
@@ -40,6 +41,7 @@ from app.llm.retry import (
     retry_after_seconds,
 )
 from app.settings import ProviderSettings
+from app.vocabulary import Role
 
 Sleep = Callable[[float], Awaitable[object]]
 _EXCERPT_CHARS = 300
@@ -86,7 +88,9 @@ class LLMClient:
     only the one that got it. `sleep`, `rng` and `monotonic` (the clock that retry times,
     pauses and the rate limit are measured on; latency stays on the real one) are seams
     for tests; so is `connector` (the session owns it and closes it). The session is opened
-    on the first call, in the event loop that makes it, and closed by `aclose()`.
+    on the first call, in the event loop that makes it, and closed by `aclose()`. `role`
+    is whose replies it asks for: a provider set to the grammar reply format needs it, to
+    send that role's grammar with every call (constraint.py).
     """
 
     def __init__(
@@ -94,6 +98,7 @@ class LLMClient:
         settings: ProviderSettings,
         *,
         concurrency: int,
+        role: Role | None = None,
         connector: aiohttp.BaseConnector | None = None,
         sleep: Sleep = asyncio.sleep,
         rng: Callable[[], float] = random.random,
@@ -103,6 +108,8 @@ class LLMClient:
             raise ValueError("an LLM client needs the provider's base_url and model")
         self._settings = settings
         self._model = settings.model
+        # The same for every call of this client: first and format re-asks alike.
+        self._constraint = reply_constraint(settings, role)
         # What a failed call's body or error must never show.
         self._secrets = (settings.api_key.get_secret_value(),) if settings.api_key else ()
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
@@ -136,6 +143,7 @@ class LLMClient:
             "messages": [dict(message) for message in messages],
             "max_tokens": asked,
             "temperature": self._settings.temperature,
+            **self._constraint,
         }
         async with self._slots:
             started = time.monotonic()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from app.contract.grammar import worst_case_tokens
 from app.vocabulary import Role
 
 DEFAULT_PORT = 8091
@@ -22,13 +23,27 @@ class ServerOptions(BaseModel):
     start_timeout_seconds: float = Field(default=120, gt=0)
 
 
-# What `start` sets besides where the server is, so that a screening right after it takes
-# seconds a call rather than minutes (with the defaults, 2,048 tokens re-asked at 4,096 and
-# 8,192 and 16 calls queued at a one-slot server, one pair ran 15 min without finishing).
-# A reply in the contract's shape fits in 48 tokens; the cap bounds the pretrained model's
-# rambling, and one format re-ask doubles it, as for any provider.
-REPLY_TOKENS = {"MAX_TOKENS": "48", "MAX_TOKENS_CEILING": "96"}
+# What `start` sets besides where the server is. Both roles reply under the contract's
+# grammar (app/contract/grammar.py): the pretrained model hardly ever writes the contract
+# freely, and under the grammar nearly always (docs/local-model.md has the counts). The caps are the
+# grammar's worst case, so no reply can be cut (a cap re-asked with more would only wait
+# for the same reply again); one format re-ask, as the grammar leaves little to re-ask for.
+REPLY_FORMAT = "grammar"
 FORMAT_RETRIES = 1
+# The model answers at chance (issue 36: FAITHFUL to 17 of 17 mismatches, once readable): its
+# verdicts are stored and shown, its MISMATCH flags, but its FAITHFUL never passes a pair.
+EVIDENTIAL = "false"
+NOT_EVIDENTIAL_WHY = (
+    "both roles are marked FAITHSCREEN_*_EVIDENTIAL=false: a 270M model's verdicts are at "
+    "chance, so its FAITHFUL never passes a pair (those go to needs_review); its MISMATCH "
+    "still flags. Point a role at a model you have measured to screen for real"
+)
+
+
+def reply_caps(role: Role) -> dict[str, str]:
+    """MAX_TOKENS and its ceiling for `role`: the most tokens a reply in its grammar takes."""
+    cap = str(worst_case_tokens(role))
+    return {"MAX_TOKENS": cap, "MAX_TOKENS_CEILING": cap}
 
 
 class LocalServer(BaseModel):
@@ -58,7 +73,9 @@ class LocalServer(BaseModel):
             prefix = f"FAITHSCREEN_{role.value.upper()}_"
             lines[prefix + "BASE_URL"] = self.base_url
             lines[prefix + "MODEL"] = self.model
-            lines |= {prefix + name: value for name, value in REPLY_TOKENS.items()}
+            lines |= {prefix + name: value for name, value in reply_caps(role).items()}
+            lines[prefix + "REPLY_FORMAT"] = REPLY_FORMAT
+            lines[prefix + "EVIDENTIAL"] = EVIDENTIAL
         lines["FAITHSCREEN_LLM_CONCURRENCY"] = str(self.slots)
         lines["FAITHSCREEN_FORMAT_RETRIES"] = str(FORMAT_RETRIES)
         return lines

@@ -1,10 +1,13 @@
 """What `faithscreen local-model start` prints: settings the service reads, with the values
-that fit a small model on a one-slot server (a misspelt name would be silently ignored)."""
+that fit a small model on a one-slot server (a misspelt name would be silently ignored):
+the grammar reply format with caps no reply in it can reach, and verdicts marked not
+evidential."""
 
 from __future__ import annotations
 
 import pytest
 
+from app.contract.grammar import worst_case_tokens
 from app.local_model.schemas import LocalServer
 from app.settings import Settings
 from app.vocabulary import Role
@@ -22,7 +25,12 @@ def test_every_printed_line_is_a_setting_the_service_reads(
     for role in Role:
         provider = settings.provider(role)
         assert (provider.base_url, provider.model) == ("http://127.0.0.1:8091/v1", "gemma-3-270m")
-        assert (provider.max_tokens, provider.max_tokens_ceiling) == (48, 96)
+        # The caps fit the longest reply the role's grammar admits: none can be cut.
+        cap = worst_case_tokens(role)
+        assert (provider.max_tokens, provider.max_tokens_ceiling) == (cap, cap)
+        assert provider.reply_format == "grammar"
+        # The model answers at chance: its FAITHFUL must never pass a pair.
+        assert provider.evidential is False
     assert (settings.llm_concurrency, settings.format_retries) == (slots, 1)
     assert settings.missing_providers() == []
 
