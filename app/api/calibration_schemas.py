@@ -109,6 +109,12 @@ class CalibrationOut(SliceOut):
         description="By judge name (`judge` for the single judge, each panel judge's own "
         "name): which judge earns its cost.",
     )
+    non_evidential: dict[str, int] = Field(
+        default_factory=dict,
+        description="`translator`, `judge` or `judge:<name>` -> labelled, done screenings in "
+        "which its model was marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false): its "
+        "FAITHFUL never passes a pair. Empty when every model was evidence.",
+    )
 
 
 class Discordant(Strict):

@@ -17,6 +17,7 @@ from html import escape
 from typing import Any
 
 from app.calibration.tally import FAITHFUL, FLAGGED, MISMATCH, PASSED
+from app.calibration.text import non_evidential_lines
 from app.reports.charts import (
     LABEL,
     ROW,
@@ -97,6 +98,10 @@ def _header(calibration: Mapping[str, Any], title: str) -> list[str]:
         f"{calibration['unlabelled']} unlabelled (not counted); {pending} labelled and "
         "pending. Passing is evidence, never certification. A rate over fewer than "
         f"{TOO_FEW} cases shows only its counts.</p>",
+        *(
+            f'<p class="warning">{escape(line)}</p>'
+            for line in non_evidential_lines(calibration.get("non_evidential") or {})
+        ),
     ]
     if calibration["partial"]:
         parts.append(

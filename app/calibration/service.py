@@ -60,6 +60,7 @@ def _call(row: AnyRow) -> Call:
         purpose=row.purpose,
         verdict=row.verdict,
         parse_status=row.parse_status,
+        evidential=bool(row.evidential),
     )
 
 

@@ -17,7 +17,7 @@ from app.calibration.judges import ByJudge
 from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate
 from app.reports.summary import timed
-from app.vocabulary import LABELS, OUTCOMES, Label, Outcome
+from app.vocabulary import LABELS, OUTCOMES, SINGLE_JUDGE, Label, Outcome
 
 KINDS = ("theorem", "definition", "other")
 PASSED, FLAGGED = Outcome.PASSED, Outcome.FLAGGED
@@ -58,6 +58,16 @@ class Call:
     purpose: str = "review"
     verdict: str | None = None
     parse_status: str | None = None
+    # Its model was marked evidential when the call was made (FAITHSCREEN_*_EVIDENTIAL).
+    evidential: bool = True
+
+    @property
+    def seat(self) -> str:
+        """Whose call: `translator`, `judge` (the single judge) or `judge:<name>`, as the
+        reasons name them."""
+        if self.role != "judge" or self.judge_name in ("", SINGLE_JUDGE):
+            return self.role
+        return f"judge:{self.judge_name}"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -191,6 +201,9 @@ class CalibrationTally:
     configs: Counter[Config] = field(default_factory=Counter)
     cost: Cost = field(default_factory=Cost)
     by_judge: ByJudge = field(default_factory=ByJudge)
+    # Seat -> screenings in which a call of it went to a model marked not evidential: such
+    # a model's FAITHFUL never passes, so its verdicts are not what the rates measure.
+    non_evidential: Counter[str] = field(default_factory=Counter)
 
     def add(self, screening: LabelledScreening) -> None:
         if screening.outcome is None:
@@ -206,6 +219,7 @@ class CalibrationTally:
         self.configs[screening.config()] += 1
         self.cost.add(screening.calls)
         self.by_judge.add(label, screening.calls)
+        self.non_evidential.update({c.seat for c in screening.calls if not c.evidential})
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -219,6 +233,7 @@ class CalibrationTally:
             "configs": _configs_json(self.configs),
             "cost": self.cost.as_json(),
             "by_judge": self.by_judge.as_json(rate_json),
+            "non_evidential": dict(sorted(self.non_evidential.items())),
         }
 
 

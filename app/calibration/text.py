@@ -42,6 +42,7 @@ def calibration_text(body: Mapping[str, Any]) -> str:
     )
     if body["partial"]:
         lines.append("PARTIAL: some labelled screenings are not done yet; rates will move")
+    lines += non_evidential_lines(body.get("non_evidential") or {})
     lines += ["", *_matrix_lines(body["matrix"]), "", "rates (95% Wilson interval):"]
     width = max(map(len, RATE_NAMES))
     for name in RATE_NAMES:
@@ -54,6 +55,19 @@ def calibration_text(body: Mapping[str, Any]) -> str:
     lines += _cost_lines(body["cost"])
     lines += _judge_lines(body.get("by_judge") or {})
     return "\n".join(lines) + "\n"
+
+
+def non_evidential_lines(seats: Mapping[str, int]) -> list[str]:
+    """One line when a model was marked not evidential: its verdicts are not what the
+    rates measure, and a pass could not come from it."""
+    if not seats:
+        return []
+    named = ", ".join(f"{seat} in {count}" for seat, count in seats.items())
+    return [
+        f"NOT EVIDENCE: models marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false), "
+        f"screenings: {named}; their FAITHFUL never passes a pair, so read false pass "
+        "and automation, not their verdicts"
+    ]
 
 
 def _judge_lines(by_judge: Mapping[str, Mapping[str, Any]]) -> list[str]:

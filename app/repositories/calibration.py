@@ -41,7 +41,7 @@ async def labelled_screenings(
     `outcome`, `reasons`, `tags`, `formal`, `confirmations`, `policy_version`,
     `evidence_version`, and the review's `role`, `model`, `prompt_version`,
     `parser_version`, `verdict` and `parse_status` (its current reading's), `judge_name`,
-    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`."""
+    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`, `evidential`."""
     result = await session.stream(_labelled_statement(batch_id))
     group: list[AnyRow] = []
     try:
@@ -89,6 +89,7 @@ def _labelled_statement(batch_id: str) -> Select[*tuple[Any, ...]]:
             Review.http_status,
             Review.usage,
             Review.latency_ms,
+            Review.evidential,
         )
         .join(PairRow, PairRow.id == Screening.pair_id)
         .outerjoin(Review, Review.screening_id == Screening.id)

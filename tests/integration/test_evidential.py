@@ -9,6 +9,8 @@ import asyncio
 import time
 from typing import Any
 
+from app.calibration.html import calibration_page
+from app.calibration.text import calibration_text
 from app.settings import ProviderSettings, Settings
 from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api, StartApi, provider
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
@@ -137,3 +139,53 @@ async def test_a_rescore_replays_the_recorded_flag_not_todays_setting(
         ("needs_review", ["translator_non_evidential"]),
         ("passed", []),
     ]
+
+
+async def test_the_calibration_says_which_model_was_not_evidence(
+    start_api: StartApi, database_url: str, scripted_openai: ScriptedOpenAI
+) -> None:
+    items = [
+        {
+            "informal": f"{INFORMAL} ({i})",
+            "formal": f"theorem t{i} (n : ℕ) : n + 0 = n := by sorry",
+            "label": label,
+        }
+        for i, label in enumerate(("faithful", "mismatch", "mismatch"))
+    ]
+    settings = settings_of(database_url, scripted_openai.base_url, translator=False)
+    async with start_api(settings) as api:
+        response = await api.client.post("/v1/batches", json={"items": items})
+        assert response.status_code == 202, response.text
+        batch_id = response.json()["id"]
+        body = await calibration_when_done(api, batch_id)
+    # Every reply said FAITHFUL, the mismatches too: none of them passed.
+    assert body["matrix"]["mismatch"]["passed"] == 0
+    assert body["needs_review_reasons"] == {"translator_non_evidential": 3}
+    assert body["non_evidential"] == {"translator": 3}
+    line = "NOT EVIDENCE: models marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false)"
+    assert f"{line}, screenings: translator in 3;" in calibration_text(body)
+    assert f'<p class="warning">{line}' in calibration_page(body)
+
+
+async def test_a_calibration_of_evidential_models_says_nothing_of_it(
+    start_api: StartApi, database_url: str, scripted_openai: ScriptedOpenAI
+) -> None:
+    item = {"informal": INFORMAL, "formal": FORMAL, "label": "faithful"}
+    async with start_api(settings_of(database_url, scripted_openai.base_url)) as api:
+        response = await api.client.post("/v1/batches", json={"items": [item]})
+        body = await calibration_when_done(api, response.json()["id"])
+    assert body["non_evidential"] == {}
+    assert "NOT EVIDENCE" not in calibration_text(body)
+    assert "NOT EVIDENCE" not in calibration_page(body)
+
+
+async def calibration_when_done(api: Api, batch_id: str, within: float = 120.0) -> dict[str, Any]:
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        response = await api.client.get(f"/v1/batches/{batch_id}/calibration")
+        assert response.status_code == 200, response.text
+        body: dict[str, Any] = response.json()
+        if not body["partial"] and body["labelled"]:
+            return body
+        await asyncio.sleep(0.05)  # a poll interval, not a wait for the work
+    raise AssertionError(f"batch {batch_id} not done in {within} s")

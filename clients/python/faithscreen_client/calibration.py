@@ -95,3 +95,6 @@ class Calibration(Slice):
     configs: list[Config]
     cost: Cost
     by_judge: dict[str, Judge] = Field(default_factory=dict)
+    # Seat (`translator`, `judge`, `judge:<name>`) -> screenings whose model was marked not
+    # evidential: its FAITHFUL never passes a pair.
+    non_evidential: dict[str, int] = Field(default_factory=dict)
