@@ -73,6 +73,11 @@ async def test_a_faithful_from_a_translator_that_is_not_evidence_needs_review(
         "judge": ("ok", "faithful", True),
     }
     assert screening["policy_version"] == "policy-3"
+    # The reviewer's page says which model was not evidence.
+    async with start_api(settings) as api:
+        item = (await api.client.get("/v1/queue")).json()["items"][0]
+        page = (await api.client.get(f"/review/items/{item['id']}")).text
+    assert page.count("model marked not evidential") == 1
 
 
 async def test_a_judge_that_is_not_evidence_still_flags_with_its_mismatch(
