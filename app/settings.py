@@ -63,7 +63,7 @@ class ProviderSettings(BaseModel):
     # (vLLM 0.12 and later, as {"grammar": ...}), "guided_grammar" (older vLLM), "ebnf"
     # (SGLang). Only llama.cpp's has been tried against a real server here.
     grammar_field: Literal["grammar", "structured_outputs", "guided_grammar", "ebnf"] = "grammar"
-    # False: this model's verdicts are no evidence (a small model that answers at chance).
+    # False: this model's verdicts are not evidential (a small model that answers at chance).
     # Its replies are stored, read and shown as usual and its MISMATCH still flags, but its
     # FAITHFUL never lets a pair pass (`<role>_non_evidential`). Each review records it.
     evidential: bool = True

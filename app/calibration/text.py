@@ -64,7 +64,7 @@ def non_evidential_lines(seats: Mapping[str, int]) -> list[str]:
         return []
     named = ", ".join(f"{seat} in {count}" for seat, count in seats.items())
     return [
-        f"NOT EVIDENCE: models marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false), "
+        f"NOT EVIDENTIAL: models marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false), "
         f"screenings: {named}; their FAITHFUL never passes a pair, so read false pass "
         "and automation, not their verdicts"
     ]

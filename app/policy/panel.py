@@ -17,7 +17,7 @@ the single judge's (`ruling.py`), each judge's reading ruled as the single judge
 6. A judge marked not evidential (FAITHSCREEN_JUDGE_<NAME>_EVIDENTIAL=false) is ruled as a
    single judge so marked: its FAITHFUL is `judge_non_evidential:<name>` and the pair needs
    review, however many evidential judges say FAITHFUL beside it (fail closed: every
-   judge's FAITHFUL is required for a pass, so each must be evidence); its standing
+   judge's FAITHFUL is required for a pass, so each must be evidential); its standing
    MISMATCH counts as a vote like any other.
 """
 

@@ -9,7 +9,7 @@ whenever any input could be decided differently):
    so `RoleResult.evidential` is False if any of the role's calls was made under it): its
    FAITHFUL adds `<role>_non_evidential`, which needs review and never passes. Its other
    readings are ruled as anyone's (its standing MISMATCH still flags): only a FAITHFUL
-   lets a pair pass, so only a FAITHFUL needs the model to be evidence.
+   lets a pair pass, so only a FAITHFUL needs the model to be evidential.
 2. A MISMATCH from an `ok` reply, with `confirmations` k > 0, was re-asked k more times by
    the pipeline. It stands (`<role>_mismatch`) only if some repeat is again an `ok`
    MISMATCH; otherwise (repeats FAITHFUL, UNCLEAR, failed, or fewer than k supplied) it is

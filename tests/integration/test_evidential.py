@@ -73,7 +73,7 @@ async def test_a_faithful_from_a_translator_that_is_not_evidence_needs_review(
         "judge": ("ok", "faithful", True),
     }
     assert screening["policy_version"] == "policy-3"
-    # The reviewer's page says which model was not evidence.
+    # The reviewer's page says which model was not evidential.
     async with start_api(settings) as api:
         item = (await api.client.get("/v1/queue")).json()["items"][0]
         page = (await api.client.get(f"/review/items/{item['id']}")).text
@@ -167,7 +167,7 @@ async def test_the_calibration_says_which_model_was_not_evidence(
     assert body["matrix"]["mismatch"]["passed"] == 0
     assert body["needs_review_reasons"] == {"translator_non_evidential": 3}
     assert body["non_evidential"] == {"translator": 3}
-    line = "NOT EVIDENCE: models marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false)"
+    line = "NOT EVIDENTIAL: models marked not evidential (FAITHSCREEN_*_EVIDENTIAL=false)"
     assert f"{line}, screenings: translator in 3;" in calibration_text(body)
     assert f'<p class="warning">{line}' in calibration_page(body)
 
@@ -180,8 +180,8 @@ async def test_a_calibration_of_evidential_models_says_nothing_of_it(
         response = await api.client.post("/v1/batches", json={"items": [item]})
         body = await calibration_when_done(api, response.json()["id"])
     assert body["non_evidential"] == {}
-    assert "NOT EVIDENCE" not in calibration_text(body)
-    assert "NOT EVIDENCE" not in calibration_page(body)
+    assert "NOT EVIDENTIAL" not in calibration_text(body)
+    assert "NOT EVIDENTIAL" not in calibration_page(body)
 
 
 async def calibration_when_done(api: Api, batch_id: str, within: float = 120.0) -> dict[str, Any]:

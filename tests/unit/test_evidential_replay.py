@@ -1,5 +1,5 @@
 """The flag each review recorded (FAITHSCREEN_*_EVIDENTIAL when its call was made) decides
-whether a role's result is evidence, in the pipeline's plan and in a re-score's replay:
+whether a role's result is evidential, in the pipeline's plan and in a re-score's replay:
 fail closed, one call to a model marked not evidential is enough."""
 
 from __future__ import annotations

@@ -112,7 +112,7 @@ def test_the_versions_say_the_rule_is_there() -> None:
     assert (POLICY_VERSION, PANEL_POLICY_VERSION) == ("policy-3", "policy-4")
 
 
-# ---- A panel: every judge's FAITHFUL is required, so each must be evidence ------------------
+# ---- A panel: every judge's FAITHFUL is required, so each must be evidential ----------------
 
 
 def panel(rule: PanelRule, **judges: RoleResult) -> tuple[Outcome, tuple[str, ...]]:

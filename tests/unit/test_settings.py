@@ -93,7 +93,7 @@ def test_one_role_variable_leaves_the_other_role_and_the_other_fields_alone(
         ("FAITHSCREEN_MAX_STATEMENT_BYTES", "0"),
         ("FAITHSCREEN_TRANSLATOR_TEMPERATURE", "3"),
         ("FAITHSCREEN_JUDGE_TIMEOUT_SECONDS", "0"),
-        # Not silently taken as either: a typo must not decide whether a model is evidence.
+        # Not silently taken as either: a typo must not decide whether a model is evidential.
         ("FAITHSCREEN_TRANSLATOR_EVIDENTIAL", "flase"),
         ("FAITHSCREEN_JUDGE_EVIDENTIAL", ""),
     ],
