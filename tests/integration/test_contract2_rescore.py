@@ -122,7 +122,8 @@ async def test_the_text_diff_names_the_move_and_warns_of_nothing(
 ) -> None:
     await seed(session_factory)
     output = await asyncio.to_thread(run_cli, database_url, "--all")
-    assert f"parser {PARSER_VERSION}, policy {POLICY_VERSION}, evidence {EVIDENCE_VERSION}" in output
+    versions = f"parser {PARSER_VERSION}, policy {POLICY_VERSION}, evidence {EVIDENCE_VERSION}"
+    assert versions in output
     assert "unchanged 1 (of which 1 under new versions), changed 2" in output
     assert re.search(r"passed -> needs_review\s+2\n\s+\+translator_ambiguous\s+2\n", output)
     assert re.search(r"ok/faithful -> ambiguous/unclear\s+2", output)
