@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from app.cli.providers import probe_all
 from app.contract.grammar import reply_grammar
 from app.llm import LLMClient
 from app.runtime import build_clients, build_judge_clients
@@ -91,3 +92,13 @@ def test_a_grammar_client_without_a_role_is_refused() -> None:
     settings = ProviderSettings(base_url="http://127.0.0.1:1/v1", model="m", reply_format="grammar")
     with pytest.raises(ValueError, match="needs the role"):
         LLMClient(settings, concurrency=1)
+
+
+@pytest.mark.usefixtures("clean_env")
+async def test_providers_check_probes_each_role_under_its_grammar(server: ScriptedOpenAI) -> None:
+    grammar = provider(server, reply_format="grammar")
+    settings = Settings(translator=grammar, judge=grammar)  # type: ignore[arg-type]
+    probes = await probe_all(settings)
+    assert [p.result is not None and not p.result.failed for p in probes] == [True, True]
+    sent = {request.json["grammar"] for request in server.requests}
+    assert sent == {reply_grammar(Role.TRANSLATOR), reply_grammar(Role.JUDGE)}
