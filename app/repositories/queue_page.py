@@ -1,6 +1,7 @@
 """What the reviewers' queue page reads beside the listing itself: the queue's totals by
-status, the names of the listed items' batches, and a short preview of each pair's
-informal statement (cut in SQL, so a page of long statements stays small)."""
+status, the names of the listed items' batches, the external ids of every screening an
+item answers for, and a short preview of each pair's informal statement (cut in SQL, so
+a page of long statements stays small)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,14 @@ async def informal_previews(
         .where(Screening.id.in_(sorted(screening_ids)))
     )
     return {screening_id: text for screening_id, text in await session.execute(statement)}
+
+
+async def external_ids(session: AsyncSession, screening_ids: Collection[str]) -> dict[str, str]:
+    """The external id of each of these screenings that has one: an item answers for
+    every screening of its pair, and the page names them all."""
+    if not screening_ids:
+        return {}
+    statement = select(Screening.id, Screening.external_id).where(
+        Screening.id.in_(sorted(screening_ids)), Screening.external_id.is_not(None)
+    )
+    return {screening_id: ext for screening_id, ext in await session.execute(statement) if ext}

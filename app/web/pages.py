@@ -19,7 +19,7 @@ from starlette.templating import Jinja2Templates
 from app.auth.principal import Principal
 from app.errors import AppError
 from app.page_text import finalized
-from app.web.presentation import describe_reason, verdict_shown, when
+from app.web.presentation import describe_reason, prose, verdict_shown, when
 from app.web.session import BrowserSession, forget_session, keep_seed, read_session
 
 templates = Jinja2Templates(directory=Path(__file__).parent / "templates")
@@ -30,6 +30,8 @@ templates.env.finalize = finalized
 templates.env.globals.update(
     when=when, verdict_shown=verdict_shown, describe_reason=describe_reason
 )
+# `{{ sentence | prose }}`: a reason's or a finding's sentence, its `code` in <code>.
+templates.env.filters["prose"] = prose
 
 # Everything is served by the app itself: no other origin may supply a script, a style or
 # a frame, and no page may be framed (clickjacking a Faithful button).

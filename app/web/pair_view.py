@@ -14,6 +14,7 @@ from app.api.schemas import EvidenceOut, ReviewOut
 from app.vocabulary import Role
 from app.web.marked_text import Mark, marked, numbered
 from app.web.math_text import render
+from app.web.presentation import plain_prose
 
 FIELDS = ("informal", "formal", "header")
 # A finding without an end marks the rest of its line.
@@ -84,7 +85,7 @@ def _marks(located: Sequence[Located], field: str) -> list[Mark]:
             if entry.finding.end_column is not None
             else TO_LINE_END,
             index=entry.index,
-            title=f"{entry.finding.code}: {entry.finding.message}",
+            title=f"{entry.finding.code}: {plain_prose(entry.finding.message)}",
             css=f"severity-{entry.finding.severity}",
         )
         for entry in located

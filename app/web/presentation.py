@@ -6,12 +6,22 @@ here (and in the test that walks every status) instead of being shown as somethi
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 
-from app.policy import REASON_DESCRIPTIONS, reason_kind
+from markupsafe import Markup
+
+from app.page_text import escaped
+from app.policy import REASON_DESCRIPTIONS, Reason, reason_kind
 from app.vocabulary import ParseStatus, Verdict
+
+# A code span as the policy and the evidence checks write one in their sentences: `x`.
+_CODE_SPAN = re.compile(r"`([^`\n]+)`")
+# Reasons whose qualifier (after the colon) is a finding's code; on every other reason
+# that has one it is a panel judge's name (app/policy/reasons.py).
+_FINDING_REASONS = frozenset({Reason.EVIDENCE_FLAG, Reason.EVIDENCE_REVIEW})
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,14 +87,31 @@ def verdict_shown(verdict: str, parse_status: str) -> VerdictShown:
 
 
 def describe_reason(reason: str) -> str:
-    """The policy's sentence for a reason code; the code itself when it is unknown here."""
+    """The policy's sentence for a reason code, its qualifier named (the finding's code or
+    the judge's name) as a code span; the code itself when it is unknown here."""
     try:
         kind = reason_kind(reason)
     except ValueError:
         return reason
-    _, _, finding = reason.partition(":")
+    _, _, qualifier = reason.partition(":")
     sentence = REASON_DESCRIPTIONS[kind]
-    return f"{sentence} Finding: {finding}." if finding else sentence
+    if not qualifier:
+        return sentence
+    named = "Finding" if kind in _FINDING_REASONS else "Judge"
+    return f"{sentence} {named}: `{qualifier}`."
+
+
+def prose(text: str) -> Markup:
+    """A sentence written with Markdown code spans (the policy's reasons, the evidence
+    checks' findings) as HTML: the whole text escaped first (bidi controls marked, as on
+    every page), then each `x` made <code>x</code>. Only the tags added here are markup;
+    the text between the backticks was escaped before, so it stays text."""
+    return Markup(_CODE_SPAN.sub(r"<code>\1</code>", escaped(text)))
+
+
+def plain_prose(text: str) -> str:
+    """The same sentence for a place that takes no markup (a title): backticks dropped."""
+    return _CODE_SPAN.sub(r"\1", text)
 
 
 def when(moment: datetime | None) -> str:

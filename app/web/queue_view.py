@@ -1,6 +1,7 @@
-"""What the queue page shows: one row per item (external id, a one-line preview of the
-informal statement, claimant, status, batch by name), the queue's totals by status, and
-the reason filter as a choice of the policy's codes.
+"""What the queue page shows: one row per item (the external ids of every screening it
+answers for, a one-line preview of the informal statement, claimant, status, batch by
+name), the queue's totals by status, and the reason filter as a choice of the policy's
+codes.
 
 The listing is the API's (service.list_items, QueuePageOut with the same blind rule), so
 a blind item shows here exactly what GET /v1/queue shows: no outcome and no reasons.
@@ -21,6 +22,8 @@ from app.vocabulary import QueueStatus
 from app.web.math_text import plain_text
 
 PREVIEW_CHARS = 160
+# External ids named in a row; the rest are counted ("+2 more") and listed in its title.
+SHOWN_EXTERNAL_IDS = 3
 _SPACES = re.compile(r"\s+")
 REASON_CODES = tuple(reason.value for reason in Reason)
 # The totals' order and wording.
@@ -37,8 +40,18 @@ TOTALS = (
 class QueueRow:
     item: QueueItemSummary
     preview: str
+    # Every screening's external id, the opening one first, each once.
+    external_ids: tuple[str, ...]
     # The batch's name, or the start of its id for a batch without one.
     batch_label: str | None
+
+    @property
+    def shown_external_ids(self) -> tuple[str, ...]:
+        return self.external_ids[:SHOWN_EXTERNAL_IDS]
+
+    @property
+    def more_external_ids(self) -> tuple[str, ...]:
+        return self.external_ids[SHOWN_EXTERNAL_IDS:]
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,10 +73,12 @@ async def queue_rows(session: AsyncSession, listing: QueuePageOut) -> list[Queue
     previews = await queue_page.informal_previews(session, {i.screening_id for i in items})
     batch_ids = {i.batch_id for i in items if i.batch_id is not None}
     names = await queue_page.batch_names(session, batch_ids)
+    known = await queue_page.external_ids(session, {s for i in items for s in i.screening_ids})
     return [
         QueueRow(
             item=i,
             preview=one_line(previews.get(i.screening_id, "")),
+            external_ids=tuple(dict.fromkeys(known[s] for s in i.screening_ids if s in known)),
             batch_label=names.get(i.batch_id, i.batch_id[:8]) if i.batch_id else None,
         )
         for i in items

@@ -6,7 +6,7 @@ import pytest
 
 from app.policy import REASON_DESCRIPTIONS, Reason
 from app.vocabulary import ParseStatus, Verdict
-from app.web.presentation import describe_reason, verdict_shown
+from app.web.presentation import describe_reason, plain_prose, prose, verdict_shown
 
 NOT_OK = [status for status in ParseStatus if status is not ParseStatus.OK]
 
@@ -47,7 +47,8 @@ def test_reasons_are_described_in_the_policys_words_with_their_finding() -> None
     assert describe_reason("judge_unclear") == REASON_DESCRIPTIONS[Reason.JUDGE_UNCLEAR]
     described = describe_reason("evidence_review:contract_text_in_input")
     assert described.startswith(REASON_DESCRIPTIONS[Reason.EVIDENCE_REVIEW])
-    assert described.endswith("Finding: contract_text_in_input.")
+    assert described.endswith("Finding: `contract_text_in_input`.")
+    assert describe_reason("judge_mismatch:b").endswith("Judge: `b`.")
     assert describe_reason("not_a_reason") == "not_a_reason"
 
 
@@ -56,3 +57,21 @@ def test_an_ambiguous_reply_is_shown_as_unreadable_and_says_why() -> None:
     assert (shown.label, shown.css) == ("unreadable", "unreadable")
     assert "(ambiguous)" in shown.explanation and "U+2028" in shown.explanation
     assert "line break" in describe_reason("judge_ambiguous")
+
+
+@pytest.mark.parametrize("reason", list(Reason))
+def test_every_reason_reads_as_a_sentence_with_its_code_in_code_elements(reason: Reason) -> None:
+    shown = str(prose(describe_reason(f"{reason.value}:x")))
+    assert "`" not in shown
+    assert shown.endswith("<code>x</code>.")
+
+
+def test_a_sentence_is_escaped_before_its_code_spans_become_code_elements() -> None:
+    outside = 'line 1 holds `<script>alert(1)</script>` and <b onclick="x">`a&b`</b>'
+    shown = str(prose(outside))
+    assert shown == (
+        "line 1 holds <code>&lt;script&gt;alert(1)&lt;/script&gt;</code> and "
+        "&lt;b onclick=&#34;x&#34;&gt;<code>a&amp;b</code>&lt;/b&gt;"
+    )
+    assert str(prose("a lone ` stays a backtick")) == "a lone ` stays a backtick"
+    assert plain_prose("severity `review` here") == "severity review here"
