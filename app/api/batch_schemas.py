@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.api.row_format import csv_content
 from app.api.schemas import NextCursor
 from app.intake.requests import ScreeningRequest
 from app.models.batch import Batch
@@ -154,7 +155,10 @@ def request_body_doc() -> dict[str, Any]:
 
 def results_doc() -> dict[int | str, dict[str, Any]]:
     line = BatchResultLine.model_json_schema()
-    content = {"application/x-ndjson": {"schema": line}}
+    content = {
+        "application/x-ndjson": {"schema": line},
+        **csv_content("With ?format=csv: the same fields as columns, under a header row."),
+    }
     return {
         200: {"description": "One JSON object per line, in submission order.", "content": content}
     }

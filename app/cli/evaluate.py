@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -21,6 +22,7 @@ import typer
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.calibration.html import calibration_page
+from app.calibration.rows import calibration_csv
 from app.calibration.service import batch_calibration, compare_batches
 from app.calibration.text import calibration_text, comparison_text
 from app.cli.batch import (
@@ -74,6 +76,24 @@ ApiKeyOption = Annotated[
 JsonOption = Annotated[
     bool, typer.Option("--json", help="Print only the JSON object the API returns.")
 ]
+
+
+class Shown(StrEnum):
+    """What `run` and `show` print on stdout."""
+
+    TEXT = "text"
+    JSON = "json"
+    CSV = "csv"
+
+
+FormatOption = Annotated[
+    Shown,
+    typer.Option(
+        "--format",
+        help="text (the report), json (as --json) or csv (one row per rate and slice, "
+        "as GET /v1/batches/{id}/calibration?format=csv).",
+    ),
+]
 HtmlOption = Annotated[
     Path | None, typer.Option("--html", metavar="FILE", help="Also write a self-contained page.")
 ]
@@ -86,6 +106,7 @@ def run_command(
     server: ServerOption = None,
     api_key: ApiKeyOption = None,
     as_json: JsonOption = False,
+    shown: FormatOption = Shown.TEXT,
     html: HtmlOption = None,
     skip_invalid: SkipInvalidOption = False,
     poll_seconds: Annotated[
@@ -105,7 +126,7 @@ def run_command(
             body, progress = _run_locally(pairs, found, name, get_settings())
         else:
             body, progress = _run_on_server(pairs, found, server, api_key, name, poll_seconds)
-        emit(body, calibration_text, as_json=as_json, html=html)
+        emit(body, calibration_text, shown=Shown.JSON if as_json else shown, html=html)
         conclude(progress)
     except CommandFailed as error:
         fail_command("eval run", error)
@@ -176,6 +197,7 @@ def show_command(
     server: ServerOption = None,
     api_key: ApiKeyOption = None,
     as_json: JsonOption = False,
+    shown: FormatOption = Shown.TEXT,
     html: HtmlOption = None,
     database_url: DatabaseUrlOption = None,
 ) -> None:
@@ -186,7 +208,7 @@ def show_command(
         else:
             with _client(server, api_key) as client:
                 body = poll(client, f"/v1/batches/{batch}/calibration")
-        emit(body, calibration_text, as_json=as_json, html=html)
+        emit(body, calibration_text, shown=Shown.JSON if as_json else shown, html=html)
     except CommandFailed as error:
         fail_command("eval show", error)
 
@@ -213,7 +235,8 @@ def compare_command(
                 calibrated = poll(client, f"/v1/batches/{b}/calibration") if paged else None
                 both = (comparison, calibrated)
         comparison, calibration = both
-        emit(comparison, comparison_text, as_json=as_json, html=html, calibration=calibration)
+        shown = Shown.JSON if as_json else Shown.TEXT
+        emit(comparison, comparison_text, shown=shown, html=html, calibration=calibration)
     except CommandFailed as error:
         fail_command("eval compare", error)
 
@@ -227,12 +250,13 @@ def emit(
     body: Body,
     text: Callable[[Body], str],
     *,
-    as_json: bool,
+    shown: Shown,
     html: Path | None,
     calibration: Body | None = None,
 ) -> None:
-    """Print `body` (as text, or as JSON alone on stdout) and write the page if asked.
-    For a comparison, `calibration` is batch B's, shown on the page above it."""
+    """Print `body` (as text, as JSON alone on stdout, or a calibration's rows as CSV) and
+    write the page if asked. For a comparison, `calibration` is batch B's, shown on the
+    page above it."""
     if html is not None:
         page = (
             calibration_page(body) if calibration is None else calibration_page(calibration, body)
@@ -242,8 +266,10 @@ def emit(
         except OSError as error:
             raise CommandFailed(f"cannot write {html}: {error.strerror}", EXIT_BAD_INPUT) from error
         echo(f"wrote {html}", err=True)
-    if as_json:
+    if shown is Shown.JSON:
         echo_json(body)
+    elif shown is Shown.CSV:
+        echo(calibration_csv(body).decode(), nl=False)
     else:
         echo(text(body), nl=False)
 

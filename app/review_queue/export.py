@@ -1,7 +1,9 @@
 """The decisions as a labelled dataset: one JSON line per decision (kind `decision`, and
 an admin's `adjudication`) and screening it applies to -- an item answers for every
 screening of its pair that waited on it, the opening one first -- in the order the
-decisions were made, read from the database page by page as the lines are sent.
+decisions were made, read from the database page by page as the lines are sent. As CSV
+(`?format=csv`), the same records are rows under a header (EXPORT_COLUMNS), written by
+app/csv_rows.py, which keeps a note or a statement from running as a formula.
 
 A decision later set aside stays in the export with `"superseded": true` (an admin
 reopened the item, an adjudication settled its dispute, or its decider withdrew it:
@@ -25,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.auth.errors import require_role
 from app.auth.principal import Principal
+from app.csv_rows import csv_header, csv_row
 from app.json_lines import json_line
 from app.models.api_key import AccessRole
 from app.repositories import blind_items, decisions
@@ -34,6 +37,13 @@ from app.vocabulary import QueueStatus
 
 # Decisions read per query.
 EXPORT_PAGE = 500
+# The fields of each record, in order: the CSV export's columns.
+EXPORT_COLUMNS = (
+    "decision_id", "queue_item_id", "screening_id", "external_id", "batch_id", "informal",
+    "formal", "header", "outcome", "reasons", "policy_version", "audit", "double_review",
+    "kind", "decision", "note", "defects", "blind", "reviewer", "reviewer_role",
+    "decided_at", "superseded", "withdrawn",
+)  # fmt: skip
 
 
 def export_record(row: ExportRow) -> dict[str, Any]:
@@ -71,12 +81,26 @@ def export_lines(
     *,
     after: int = 0,
     blind_mode: BlindMode = "audit",
+    as_csv: bool = False,
 ) -> AsyncIterator[bytes]:
     """The JSONL lines of every decision with an id above `after` that `principal` may see
-    (see the module docstring). The role is checked here, before the first line: a
-    refusal must come before a response starts."""
+    (see the module docstring), or with `as_csv` the same records as CSV rows under a
+    header. The role is checked here, before the first line: a refusal must come before
+    a response starts."""
     require_role(principal, AccessRole.REVIEWER)
-    return _lines(sessions, after, lambda row, pairs: _shown(row, pairs, principal, blind_mode))
+    lines = _lines(
+        sessions,
+        after,
+        lambda row, pairs: _shown(row, pairs, principal, blind_mode),
+        _csv_line if as_csv else _line,
+    )
+    return _after_header(lines) if as_csv else lines
+
+
+async def _after_header(lines: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield csv_header(EXPORT_COLUMNS)
+    async for line in lines:
+        yield line
 
 
 # Per item id, the audit flag of another unresolved item of its pair (blind_items.pair_audits).
@@ -87,13 +111,14 @@ async def _lines(
     sessions: async_sessionmaker[AsyncSession],
     after: int,
     shown: Callable[[ExportRow, PairAudits], bool],
+    line_of: Callable[[ExportRow], bytes],
 ) -> AsyncIterator[bytes]:
     while True:
         # A short session per page: the stream may take long, a transaction must not.
         async with sessions() as session:
             page = await decisions.export_page(session, after=after, limit=EXPORT_PAGE)
             pairs = await blind_items.pair_audits(session, [row.item for row in page])
-        lines = b"".join(_line(row) for row in page if shown(row, pairs))
+        lines = b"".join(line_of(row) for row in page if shown(row, pairs))
         if lines:
             yield lines
         # A page holds every line of its decisions: fewer decisions than asked, the end.
@@ -118,3 +143,7 @@ def _shown(row: ExportRow, pairs: PairAudits, principal: Principal, mode: BlindM
 
 def _line(row: ExportRow) -> bytes:
     return json_line(export_record(row))
+
+
+def _csv_line(row: ExportRow) -> bytes:
+    return csv_row(EXPORT_COLUMNS, export_record(row))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
+import pytest
 from fastapi import APIRouter, Depends, FastAPI, Query
 
 from app.api.auth import admin_access
@@ -91,9 +92,27 @@ async def test_every_error_is_json_with_the_error_schema(idle_api: Api) -> None:
 async def test_the_results_stream_is_declared_ndjson_with_its_row(idle_api: Api) -> None:
     document = (await idle_api.client.get("/openapi.json")).json()
     ok = document["paths"]["/v1/batches/{batch_id}/results"]["get"]["responses"]["200"]
-    assert list(ok["content"]) == ["application/x-ndjson"]
+    assert list(ok["content"]) == ["application/x-ndjson", "text/csv"]  # CSV: ?format=csv
     row = ok["content"]["application/x-ndjson"]["schema"]
     assert {"index", "id", "status", "outcome", "reasons"} <= set(row["properties"])
+
+
+@pytest.mark.parametrize(
+    ("path", "formats", "json_type"),
+    [
+        ("/v1/batches/{batch_id}/results", ["jsonl", "csv"], "application/x-ndjson"),
+        ("/v1/decisions/export", ["jsonl", "csv"], "application/x-ndjson"),
+        ("/v1/batches/{batch_id}/calibration", ["json", "csv"], "application/json"),
+    ],
+)
+async def test_each_row_endpoint_declares_its_formats(
+    idle_api: Api, path: str, formats: list[str], json_type: str
+) -> None:
+    document = (await idle_api.client.get("/openapi.json")).json()
+    operation = document["paths"][path]["get"]
+    (parameter,) = [p for p in operation["parameters"] if p["name"] == "format"]
+    assert parameter["schema"]["enum"] == formats and parameter["schema"]["default"] == formats[0]
+    assert list(operation["responses"]["200"]["content"]) == [json_type, "text/csv"]
 
 
 async def test_a_405_lists_every_method_of_the_path(idle_api: Api) -> None:

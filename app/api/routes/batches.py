@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, Query, Request, Response
@@ -21,7 +21,9 @@ from app.api.batch_schemas import (
 )
 from app.api.body_cap import BodyCap, cap_body
 from app.api.deps import AfterCommitDep, RuntimeDep, SessionDep
+from app.api.row_format import LinesFormat
 from app.api.schemas import GUARDED_RESPONSES, error_responses
+from app.csv_rows import CSV_MEDIA_TYPE, csv_header, csv_row
 from app.errors import NotFound
 from app.intake import batches as intake
 from app.intake.batches import BatchBody
@@ -135,22 +137,50 @@ async def get_batch(
     responses=results_doc() | error_responses(404),
 )
 async def batch_results(
-    batch_id: str, runtime: RuntimeDep, principal: SubmitterKeyDep
+    batch_id: str,
+    runtime: RuntimeDep,
+    principal: SubmitterKeyDep,
+    row_format: LinesFormat = "jsonl",
 ) -> StreamingResponse:
-    """Every item, one JSON line each, in submission order, read from the database page
-    by page as the response is sent. For a reviewer-role key (no admin), an item whose
-    pair has a blind queue item is `blind: true`, its outcome and reasons withheld
-    until the item is resolved; submitter keys and admins read every line whole."""
+    """Every item, one JSON line each (or one CSV row each, under a header), in submission
+    order, read from the database page by page as the response is sent. For a
+    reviewer-role key (no admin), an item whose pair has a blind queue item is
+    `blind: true`, its outcome and reasons withheld until the item is resolved; submitter
+    keys and admins read every line whole."""
     # Its own short sessions: a request session would stay open for the whole stream.
     async with runtime.sessions() as session:
         await _existing(session, batch_id)
     audits = screening_blind_audits(principal, runtime.settings.review_blind)
-    lines = _result_lines(runtime.sessions, batch_id, audits)
+    if row_format == "csv":
+        rows = _result_lines(runtime.sessions, batch_id, audits, _csv_line)
+        return StreamingResponse(_after_header(rows), media_type=CSV_MEDIA_TYPE)
+    lines = _result_lines(runtime.sessions, batch_id, audits, _json_line)
     return StreamingResponse(lines, media_type="application/x-ndjson")
 
 
+# The CSV's columns: the fields of a JSON line, in the same order.
+RESULT_COLUMNS = tuple(BatchResultLine.model_fields)
+
+
+def _json_line(line: BatchResultLine) -> bytes:
+    return json_line_of(line.model_dump_json().encode())
+
+
+def _csv_line(line: BatchResultLine) -> bytes:
+    return csv_row(RESULT_COLUMNS, line.model_dump(mode="json"))
+
+
+async def _after_header(rows: AsyncIterator[bytes]) -> AsyncIterator[bytes]:
+    yield csv_header(RESULT_COLUMNS)
+    async for row in rows:
+        yield row
+
+
 async def _result_lines(
-    sessions: async_sessionmaker[AsyncSession], batch_id: str, blind_audits: tuple[bool, ...]
+    sessions: async_sessionmaker[AsyncSession],
+    batch_id: str,
+    blind_audits: tuple[bool, ...],
+    line_of: Callable[[BatchResultLine], bytes],
 ) -> AsyncIterator[bytes]:
     after = -1
     while True:
@@ -159,10 +189,7 @@ async def _result_lines(
             blind = await blind_items.blind_among(session, [i.id for i in page], blind_audits)
         if page:
             yield b"".join(
-                json_line_of(
-                    BatchResultLine.of(item, blind=item.id in blind).model_dump_json().encode()
-                )
-                for item in page
+                line_of(BatchResultLine.of(item, blind=item.id in blind)) for item in page
             )
         if len(page) < RESULTS_PAGE:
             return

@@ -3,17 +3,20 @@ on the pairs they share. For reviewers and admins."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Response
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.api.auth import ReviewerKeyDep, reviewer_access
 from app.api.calibration_schemas import CalibrationOut, ComparisonOut
 from app.api.deps import RuntimeDep, SessionDep
+from app.api.row_format import ObjectFormat, csv_content
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.principal import Principal
+from app.calibration.rows import CALIBRATION_COLUMNS, calibration_csv
 from app.calibration.service import batch_calibration, compare_batches
+from app.csv_rows import CSV_MEDIA_TYPE
 from app.errors import AppError
 from app.repositories import blind_items
 from app.review_queue.visibility import screening_blind_audits
@@ -26,20 +29,37 @@ router = APIRouter(
 BatchId = Annotated[str, Query(min_length=1, max_length=36)]
 
 
+CSV_DOC = (
+    "With ?format=csv: one row per rate and slice, columns "
+    f"{', '.join(CALIBRATION_COLUMNS)}; `slice` is `all`, `tag:<tag>`, `kind:<kind>` or "
+    "`judge:<name>`, `measure` the rate's name."
+)
+CSV_RESPONSE: dict[int | str, dict[str, Any]] = {200: {"content": csv_content(CSV_DOC)}}
+
+
 @router.get(
     "/batches/{batch_id}/calibration",
     response_model=CalibrationOut,
-    responses=error_responses(404),
+    responses=CSV_RESPONSE | error_responses(404),
 )
 async def calibration(
-    session: SessionDep, batch_id: str, principal: ReviewerKeyDep, runtime: RuntimeDep
-) -> CalibrationOut:
+    session: SessionDep,
+    batch_id: str,
+    principal: ReviewerKeyDep,
+    runtime: RuntimeDep,
+    row_format: ObjectFormat = "json",
+) -> CalibrationOut | Response:
     """The confusion matrix of label × outcome, every error rate with its denominator and
-    95% interval, slices by tag and by kind of statement, the configurations seen, cost.
-    403 `blind_item` for a reviewer-role key (no admin) while the pair of a screening of the
-    batch has a blind queue item: labels and outcomes would tell it."""
+    95% interval, slices by tag and by kind of statement, the configurations seen, cost;
+    or with `?format=csv` its rates as rows. 403 `blind_item` for a reviewer-role key (no
+    admin) while the pair of a screening of the batch has a blind queue item: labels and
+    outcomes would tell it."""
     await _refuse_blind(session, principal, runtime, [batch_id])
-    return CalibrationOut.model_validate(await batch_calibration(session, batch_id))
+    body = CalibrationOut.model_validate(await batch_calibration(session, batch_id))
+    if row_format == "csv":
+        rows = calibration_csv(body.model_dump(mode="json"))
+        return Response(rows, media_type=CSV_MEDIA_TYPE)
+    return body
 
 
 @router.get(

@@ -23,8 +23,10 @@ from app.api.queue_schemas import (
     Viewer,
 )
 from app.api.request_body import JsonBody
+from app.api.row_format import LinesFormat, csv_content
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.principal import Principal
+from app.csv_rows import CSV_MEDIA_TYPE
 from app.intake.requests import StorableText
 from app.models.api_key import AccessRole
 from app.repositories.keyset import MAX_INTEGER_ID
@@ -46,13 +48,17 @@ REOPEN_BODY = JsonBody(ReopenRequest, optional=True)
 
 # Item ids are 32-bit integers in the database; a larger number can name no item.
 ItemId = Annotated[int, Path(ge=1, le=MAX_INTEGER_ID)]
+NDJSON_MEDIA_TYPE = "application/x-ndjson"
 REASON_DOC = (
     "A reason code (`translator_truncated`), or a kind that matches every reason with "
     "that prefix before a colon (`evidence_review` matches `evidence_review:...`)."
 )
 EXPORT_DOC: dict[int | str, dict[str, Any]] = {
     200: {
-        "content": {"application/x-ndjson": {}},
+        "content": {
+            "application/x-ndjson": {},
+            **csv_content("With ?format=csv: the same fields as columns, under a header row."),
+        },
         "description": "One JSON object a line per decision (or adjudication) and screening "
         "it applies to: the pair, screening id, outcome, reasons, audit, double_review, "
         "kind, decision, note, defects, blind, reviewer, time, `superseded` (reopened, "
@@ -247,8 +253,10 @@ async def export_decisions(
     after: Annotated[
         int, Query(ge=0, le=MAX_INTEGER_ID, description="Only decisions with a higher id.")
     ] = 0,
+    row_format: LinesFormat = "jsonl",
 ) -> StreamingResponse:
-    """Every decision as JSONL, oldest first, streamed page by page."""
+    """Every decision as JSONL (or CSV), oldest first, streamed page by page."""
     blind = runtime.settings.review_blind
-    lines = export_lines(runtime.sessions, principal, after=after, blind_mode=blind)
-    return StreamingResponse(lines, media_type="application/x-ndjson")
+    as_csv = row_format == "csv"
+    lines = export_lines(runtime.sessions, principal, after=after, blind_mode=blind, as_csv=as_csv)
+    return StreamingResponse(lines, media_type=CSV_MEDIA_TYPE if as_csv else NDJSON_MEDIA_TYPE)
