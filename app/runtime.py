@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
 from app.db.engine import create_engine, make_session_factory
+from app.db.location import database_location
 from app.llm.client import LLMClient
 from app.pipeline.screening import ScreeningPipeline
 from app.settings import Settings
@@ -72,7 +73,7 @@ def build_judge_clients(settings: Settings) -> dict[str, LLMClient]:
 
 def _log_configuration(settings: Settings) -> None:
     """Where this process stores and calls, credentials masked: what an operator checks first."""
-    log.info("database: %s", mask_url_credentials(settings.database_url))
+    log.info("database: %s", database_location(settings.database_url))
     for role in [Role.TRANSLATOR] if settings.panel else list(Role):
         provider = settings.provider(role)
         if provider.missing(role):

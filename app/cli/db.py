@@ -1,8 +1,12 @@
-"""`faithscreen db ...`: database maintenance."""
+"""`faithscreen db ...`: database maintenance; and how every command that opens the
+database says which one (`announce_database`): `./faithscreen.db` is relative to the
+directory a command runs in, so `keys create` run elsewhere would silently write to
+another database than the server's."""
 
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, TypeVar
@@ -13,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.cli.root import cli
 from app.cli.terminal import echo
 from app.db.engine import create_engine, make_session_factory
+from app.db.location import database_location
 from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
 from app.intake.requests import in_utc
 from app.settings import get_settings
@@ -42,9 +47,17 @@ def utc_time(moment: datetime | None) -> datetime | None:
         raise typer.BadParameter(str(error)) from error
 
 
+@functools.cache  # once per process and database, however many steps open it
+def announce_database(url: str) -> None:
+    """Say on stderr which database this command opens: a SQLite file by its absolute path,
+    another URL with its password masked."""
+    echo(f"faithscreen: database {database_location(url)}", err=True)
+
+
 def run_in_session(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     """Migrate the database (as `serve` does), then run `work` in one committed session."""
     url = database_url or get_settings().database_url
+    announce_database(url)
     upgrade_to_head(url)
     return asyncio.run(in_session(url, work))
 
@@ -64,6 +77,7 @@ async def in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> 
 def upgrade(database_url: DatabaseUrlOption = None) -> None:
     """Apply all pending migrations (creating a SQLite file if needed); print the revision."""
     url = database_url or get_settings().database_url
+    announce_database(url)
     upgrade_to_head(url)
     echo(f"{mask_url_credentials(url)}: at revision {current_revision(url)} (head)")
 
@@ -72,6 +86,7 @@ def upgrade(database_url: DatabaseUrlOption = None) -> None:
 def current(database_url: DatabaseUrlOption = None) -> None:
     """Print the database's revision; exit 1 when migrations are pending."""
     url = database_url or get_settings().database_url
+    announce_database(url)
     at_head = check_at_head(url)
     state = "head" if at_head else f"behind head {head_revision()}"
     echo(f"{mask_url_credentials(url)}: at revision {current_revision(url)} ({state})")

@@ -10,7 +10,7 @@ from typing import Annotated, NoReturn
 
 import typer
 
-from app.cli.db import DatabaseUrlOption, utc_time
+from app.cli.db import DatabaseUrlOption, announce_database, utc_time
 from app.cli.root import cli
 from app.cli.terminal import echo
 from app.clock import utcnow
@@ -65,6 +65,7 @@ def report(
     if html is not None:
         _check_writable(html)
     url = database_url or get_settings().database_url
+    announce_database(url)
     now = utcnow()  # the backlog's ages and the page's time are one moment
     summary = asyncio.run(_read(url, filters, now))
     if summary is None:

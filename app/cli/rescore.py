@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from app.cli.db import DatabaseUrlOption, utc_time
+from app.cli.db import DatabaseUrlOption, announce_database, utc_time
 from app.cli.root import cli
 from app.cli.terminal import echo, echo_json
 from app.db.engine import create_engine, make_session_factory
@@ -48,6 +48,7 @@ def rescore_command(
         raise typer.BadParameter("give exactly one of --batch ID, --since DATE or --all")
     settings = get_settings()
     url = database_url or settings.database_url
+    announce_database(url)
     scope = Scope(batch_id=batch, since=since)
     # Opened first, so a path that cannot be written fails before the run, not after.
     try:
