@@ -5,7 +5,8 @@ first, naming invalid items by their lines, the results file, the end of a run.
 All read the same files (see `app.cli.pairs_file`), send them through the same batch
 intake (over HTTP, `submit` through `faithscreen_client`; or `app.intake.batches` in process),
 report invalid items by their lines in the file, and write the same results: JSON Lines
-`{"index", "id", "external_id", "status", "outcome", "reasons"}` in input order. stdout
+`{"index", "id", "external_id", "status", "outcome", "reasons", "line"}` in input order,
+with a row for each line --skip-invalid left out (`app.cli.results_file`). stdout
 carries the product (the batch id, or the results when no --out is given); progress, one
 line per failure cause (`app.cli.failures`) and messages go to stderr. Exit codes: 0 done,
 1 the server or the run failed, 2 the input must be fixed (nothing was screened), 3 every
@@ -39,9 +40,9 @@ from app.cli.pairs_file import (
     survey,
 )
 from app.cli.progress import ProgressReport, Snapshot
+from app.cli.results_file import lined_results, parsed
 from app.cli.root import cli
 from app.cli.terminal import echo
-from app.json_lines import json_line_of
 from faithscreen_client import Backoff, Batch, Client, FaithScreenError
 from faithscreen_client.credentials import mask_credentials_in_text
 from faithscreen_client.plain_http import check_key_transport
@@ -139,9 +140,10 @@ def submit_command(
                 echo(f"batch {batch.id}: {found.total} pairs", err=True)
                 done = wait_with_progress(client, batch.id)
                 with results_sink(out) as sink:
-                    for line in served(client.batch_result_lines(batch.id), "reading results"):
-                        # Escaped again: a server older than this CLI may send U+2028 raw.
-                        sink.write(json_line_of(line))
+                    lines = served(client.batch_result_lines(batch.id), "reading results")
+                    # Written anew (app/json_lines.py): a server older than this CLI may
+                    # send U+2028 raw.
+                    sink.writelines(lined_results(parsed(lines), found))
                 conclude(done.model_dump(mode="json"))
     except CommandFailed as error:
         fail_command("submit", error)

@@ -90,6 +90,7 @@ class LineProblem:
     number: int | None  # None: about the batch as a whole
     message: str
     field: str = ""
+    external_id: str | None = None  # the line's, when it could be read (results name it)
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,6 +111,8 @@ class Survey:
     skipped: dict[int, str] = field(default_factory=dict)  # line number -> why no item
     ignored: dict[str, int] = field(default_factory=dict)  # field -> rows it was left out of
     left_out: list[LineProblem] = field(default_factory=list)  # problems of lines left out
+    # The lines of items with no supplied replies: each needs a provider to be screened.
+    without_replies: list[int] = field(default_factory=list)
 
     @property
     def total(self) -> int:
@@ -140,12 +143,15 @@ class Survey:
         else:
             self.line_numbers.append(line.number)
             self.problems.extend(schema_problems(line))
+            if line.item.get("replies") is None:
+                self.without_replies.append(line.number)
             for name in line.ignored:
                 self.ignored[name] = self.ignored.get(name, 0) + 1
 
     def drop_skipped_items(self) -> None:
         """Decisions a later line showed not to be final are no items after all."""
         self.line_numbers = [n for n in self.line_numbers if n not in self.skipped]
+        self.without_replies = [n for n in self.without_replies if n not in self.skipped]
         self.problems = [p for p in self.problems if p.number not in self.skipped]
 
     def leave_out_invalid(self) -> None:
@@ -195,8 +201,12 @@ def schema_problems(line: PairLine) -> list[LineProblem]:
     try:
         ScreeningRequest.model_validate(line.item)
     except ValidationError as error:
+        external_id = line.item.get("external_id")
+        named = external_id if isinstance(external_id, str) else None
         return [
-            LineProblem(line.number, plain_message(e), ".".join(str(part) for part in e["loc"]))
+            LineProblem(
+                line.number, plain_message(e), ".".join(str(part) for part in e["loc"]), named
+            )
             for e in error.errors(include_input=False)
         ]
     return []
@@ -227,6 +237,11 @@ def _where(lines: list[int | None]) -> str:
         return "the batch"
     more = f" and {len(numbers) - LINES_SHOWN} more" if len(numbers) > LINES_SHOWN else ""
     return ("line " if len(numbers) == 1 else "lines ") + ", ".join(numbers[:LINES_SHOWN]) + more
+
+
+def line_error(problems: Iterable[LineProblem]) -> str:
+    """What is wrong with one line, every problem of it: `formal: Field required`."""
+    return "; ".join(_what(problem.field, problem.message) for problem in problems)
 
 
 def _what(field_name: str, message: str) -> str:

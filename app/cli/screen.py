@@ -30,14 +30,15 @@ from app.cli.batch import (
     results_sink,
     surveyed,
 )
-from app.cli.pairs_file import Survey, ndjson_body
+from app.cli.db import announce_database
+from app.cli.pairs_file import LineProblem, Survey, ndjson_body
 from app.cli.progress import ProgressReport, Snapshot
+from app.cli.results_file import lined_results
 from app.cli.root import cli
 from app.cli.terminal import echo
 from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import Accepted, BatchBody, BatchRejected, submit_batch
-from app.json_lines import json_line
 from app.models.batch import Batch
 from app.repositories import batches
 from app.runtime import Runtime
@@ -69,8 +70,10 @@ def screen_command(
     settings = get_settings()
     try:
         found = surveyed(pairs, skip_invalid=skip_invalid)
+        refuse_without_providers(pairs, found, settings)
         body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
         key = None if again else default_idempotency_key(found.digest, None, skip_invalid)
+        announce_database(settings.database_url)
         upgrade_to_head(settings.database_url)
         asyncio.run(_screen(pairs, found, body, settings, out, key))
     except CommandFailed as error:
@@ -104,7 +107,7 @@ async def _screen(
             )
         runtime.start()
         progress = await wait_for_local_batch(runtime, batch, label=f"screening {pairs.name}")
-        await _write_local_results(runtime, batch.id, out)
+        await _write_local_results(runtime, batch.id, found, out)
     finally:
         await runtime.stop()
     conclude(progress)
@@ -122,9 +125,25 @@ def _stop_on_sigterm() -> None:
             asyncio.get_running_loop().add_signal_handler(signal.SIGTERM, task.cancel)
 
 
+def refuse_without_providers(pairs: Path, found: Survey, settings: Settings) -> None:
+    """CommandFailed (exit 2) naming the lines with no replies when no provider is
+    configured: checked before the database is opened (or created), so a run that could
+    screen nothing leaves nothing behind. Intake checks the same again (the server's)."""
+    missing = settings.missing_providers()
+    if not missing or not found.without_replies:
+        return
+    problem = (
+        f"no LLM provider is configured: set {', '.join(missing)} (`faithscreen local-model "
+        "start` serves a small one here), or supply both replies in the 'replies' field"
+    )
+    problems = [LineProblem(number, problem, "replies") for number in found.without_replies]
+    raise bad_lines(pairs, "", problems)
+
+
 def local_runtime(settings: Settings) -> Runtime:
     """The embedded database, and a worker when both providers are configured. Without
     one, intake refuses every item that would need it (exit 2), before anything waits."""
+    announce_database(settings.database_url)
     return Runtime.create(settings, with_worker=not settings.missing_providers())
 
 
@@ -175,22 +194,21 @@ async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) ->
     return BatchOut.of_progress(batch, progress).model_dump(mode="json")
 
 
-async def _write_local_results(runtime: Runtime, batch_id: str, out: Path | None) -> None:
-    """The lines `GET /v1/batches/{id}/results` would stream, read page by page."""
-    after = -1
+async def _write_local_results(
+    runtime: Runtime, batch_id: str, found: Survey, out: Path | None
+) -> None:
+    """The rows `GET /v1/batches/{id}/results` would stream, read page by page, written as
+    `submit --wait` writes them (`app.cli.results_file`)."""
     with results_sink(out) as sink:
-        while True:
-            async with runtime.sessions() as session:
-                page = await batches.results_page(
-                    session, batch_id, after=after, limit=RESULTS_PAGE
-                )
-            if not page:
-                return
-            for item in page:
-                sink.write(result_line(dataclasses.asdict(item)))
-            after = page[-1].index
+        sink.writelines(lined_results(await _stored_results(runtime, batch_id), found))
 
 
-def result_line(record: dict[str, Any]) -> bytes:
-    """One results line, byte for byte as the server's results endpoint writes it."""
-    return json_line(record)
+async def _stored_results(runtime: Runtime, batch_id: str) -> list[dict[str, Any]]:
+    after, rows = -1, list[dict[str, Any]]()
+    while True:
+        async with runtime.sessions() as session:
+            page = await batches.results_page(session, batch_id, after=after, limit=RESULTS_PAGE)
+        if not page:
+            return rows
+        rows += [dataclasses.asdict(item) for item in page]
+        after = page[-1].index

@@ -96,6 +96,7 @@ def faithscreen(
 def check_results(text: str) -> None:
     rows = [json.loads(line) for line in text.splitlines()]
     assert [r["index"] for r in rows] == [0, 1, 2, 3]
+    assert [r["line"] for r in rows] == [1, 2, 4, 5]  # line 3 is blank
     seen = [(r["external_id"], r["outcome"], r["reasons"]) for r in rows]
     assert [(e, o) for e, o, _ in seen] == [(e, o) for e, o, _ in EXPECTED]
     for (_, _, reasons), (_, _, expected) in zip(seen, EXPECTED, strict=True):
@@ -132,7 +133,11 @@ def test_submit_waits_with_progress_and_writes_results_in_order(
         batch = client.get(f"/v1/batches/{batch_id}").json()
         served = client.get(f"/v1/batches/{batch_id}/results").text
     assert batch["name"] == "nightly" and batch["total"] == 4
-    assert served == out.read_text()
+    # The server's rows, each with its file line added (the server never saw the file).
+    written = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [json.loads(line) for line in served.splitlines()] == [
+        {name: value for name, value in row.items() if name != "line"} for row in written
+    ]
 
     # The same file and name again: the same batch, nothing new stored or screened.
     asked = len(scripted_openai.requests)
@@ -298,6 +303,22 @@ def check_left_out(stderr: str) -> None:
     assert "line 4: not valid JSON" in stderr
 
 
+def check_lined(stdout: str) -> None:
+    """One row per item and per left-out line, in file order, each with its line: a join
+    with the file by line cannot misalign (blank line 3 is no item and has no row)."""
+    rows = [json.loads(line) for line in stdout.splitlines()]
+    assert [(r["line"], r["index"], r["external_id"], r["status"]) for r in rows] == [
+        (1, 0, "one", "done"),
+        (2, None, None, "invalid"),
+        (4, None, None, "invalid"),
+        (5, 1, "three", "done"),
+    ]
+    assert [r["outcome"] for r in rows] == ["passed", None, None, "flagged"]
+    assert rows[1]["error"] == "formal: Field required"
+    assert rows[2]["error"].startswith("not valid JSON")
+    assert "error" not in rows[0] and rows[1]["reasons"] == [] and rows[1]["id"] is None
+
+
 def check_refused(done: subprocess.CompletedProcess[str]) -> None:
     """Without --skip-invalid: refused as before, nothing screened."""
     assert done.returncode == 2
@@ -318,11 +339,7 @@ def test_submit_skip_invalid_screens_the_valid_lines_and_names_the_others(
     done = faithscreen({}, "submit", str(path), *server, "--skip-invalid", "--wait")
     assert done.returncode == 0, done.stderr
     check_left_out(done.stderr)
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [(r["index"], r["external_id"], r["outcome"]) for r in rows] == [
-        (0, "one", "passed"),
-        (1, "three", "flagged"),
-    ]
+    check_lined(done.stdout)
 
     # Only intake knows the size limit: line 6, past the left-out lines, is named as 6.
     longer = raw_pairs_file(tmp_path, [*WITH_INVALID, TOO_LONG], "longer")
@@ -350,11 +367,7 @@ def test_screen_skip_invalid_screens_the_valid_lines_and_names_the_others(
     done = faithscreen(env, "screen", str(path), "--skip-invalid")
     assert done.returncode == 0, done.stderr
     check_left_out(done.stderr)
-    rows = [json.loads(line) for line in done.stdout.splitlines()]
-    assert [(r["external_id"], r["outcome"]) for r in rows] == [
-        ("one", "passed"),
-        ("three", "flagged"),
-    ]
+    check_lined(done.stdout)
 
     longer = raw_pairs_file(tmp_path, [*WITH_INVALID, TOO_LONG], "longer")
     refused = faithscreen(env, "screen", str(longer), "--skip-invalid")
