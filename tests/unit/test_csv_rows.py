@@ -28,7 +28,12 @@ def test_a_cell_that_starts_a_formula_gets_a_quote(text: str) -> None:
     assert read_back(csv_record([neutralised(text), "x"])) == [["'" + text, "x"]]
 
 
-@pytest.mark.parametrize("text", ["", "a=1", "'=1", " =1", "x-1", "ümlaut", "1"])
+def test_a_cell_that_starts_with_a_quote_gets_one_more() -> None:
+    # Else `'=1` read back could not be told from a neutralised `=1`.
+    assert [neutralised("'=1"), neutralised("'x")] == ["''=1", "''x"]
+
+
+@pytest.mark.parametrize("text", ["", "a=1", " =1", "x-1", "ümlaut", "1", "x'"])
 def test_any_other_cell_is_left_as_it_is(text: str) -> None:
     assert neutralised(text) == text
 
@@ -60,8 +65,10 @@ def test_each_record_reads_back_as_the_neutralised_cells(texts: list[str]) -> No
     assert row == [neutralised(text) for text in texts]
     for read, text in zip(row, texts, strict=True):
         assert not read.startswith(FORMULA_STARTS)
-        # The quote is added exactly when the text starts like a formula.
-        assert read == ("'" + text if text.startswith(FORMULA_STARTS) else text)
+        # The quote is added exactly when the text starts like a formula or with one, so
+        # removing one leading quote gives the text back.
+        assert read == ("'" + text if text.startswith((*FORMULA_STARTS, "'")) else text)
+        assert (read[1:] if read.startswith("'") else read) == text
 
 
 @given(st.lists(st.dictionaries(st.sampled_from("abc"), TEXT | st.none()), max_size=5))
