@@ -96,7 +96,9 @@ class QueueItemSummary(BaseModel):
         return cls(
             id=item.id,
             screening_id=item.screening_id,
-            screening_ids=list(entry.screening_ids) or [item.screening_id],
+            # Blind, only the item's own screening: which later screenings of the pair
+            # joined it (a needs_review one always does) would hint at their outcomes.
+            screening_ids=list(entry.screening_ids) if sighted else [item.screening_id],
             status=entry.status,
             blind=blind,
             reasons=list(item.reasons) if sighted else None,

@@ -63,7 +63,8 @@ def check_ours(server: LocalServer) -> None:
 
 
 def _serves_port(argv: list[str], port: int) -> bool:
-    named = SERVER_NAME in Path(argv[0]).name  # as llama.cpp builds it, any suffix
+    # An empty command line (a zombie, a kernel thread) names nothing.
+    named = bool(argv) and SERVER_NAME in Path(argv[0]).name  # any suffix llama.cpp adds
     ports = [argv[i + 1] for i, arg in enumerate(argv[:-1]) if arg == "--port"]
     return named and ports == [str(port)]
 

@@ -171,3 +171,26 @@ async def test_an_older_resolved_item_of_the_pair_is_blind_while_the_new_one_is(
             assert "translator_missing" not in shown.text
             listed_page = await page.get("/review", params={"reason": "translator_missing"})
             assert f'id="row-{old["id"]}"' not in listed_page.text
+
+
+async def test_a_blind_item_lists_only_its_own_screening_to_a_blind_reviewer(
+    start_api: StartApi, unconfigured_settings: Settings
+) -> None:
+    """A needs_review screening of the pair always joins its open item, a passed or flagged
+    one only when sampled: the item's growing list of screenings would hint at the outcome
+    of alice's own resubmission, so while she is blind she sees the item's own only."""
+    settings = unconfigured_settings.model_copy(update={"auth": "on", "audit_rate": 1.0})
+    async with start_api(settings, with_worker=False) as api:
+        admin = await make_key(api, AccessRole.ADMIN, "admin")
+        alice = await make_key(api, AccessRole.REVIEWER, "alice")
+        posted = await api.client.post("/v1/screenings", json=flagged_pair(), headers=bearer(admin))
+        audited = posted.json()["id"]
+        again = pair(N, "needs_review", external_id="mine")
+        joined = await api.client.post("/v1/screenings", json=again, headers=bearer(alice))
+        assert joined.status_code == 202, joined.text
+        [whole] = (await api.client.get("/v1/queue", headers=bearer(admin))).json()["items"]
+        assert whole["screening_ids"] == [audited, joined.json()["id"]]  # it did join
+        [shown] = (await api.client.get("/v1/queue", headers=bearer(alice))).json()["items"]
+        assert shown["blind"] and shown["screening_ids"] == [audited]
+        item = await api.client.get(f"/v1/queue/{shown['id']}", headers=bearer(alice))
+        assert joined.json()["id"] not in item.text

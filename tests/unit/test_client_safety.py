@@ -187,3 +187,12 @@ def test_loopback_names_addresses_and_origins() -> None:
     assert is_loopback_origin("http://[::1]:8000")
     for origin in ("null", "http://attacker.example", "file://", "ftp://127.0.0.1", "http://x:y"):
         assert not is_loopback_origin(origin), origin
+
+
+def test_a_results_line_nested_too_deeply_is_a_faithscreen_error() -> None:
+    with serving(raw_line(result(0, "ok")) + b"[" * 200_000 + b"\n") as client:
+        results = client.batch_results("b")
+        assert next(results).external_id == "ok"
+        with pytest.raises(FaithScreenError) as raised:
+            next(results)
+    assert raised.value.code == "unreadable_answer" and "nested too deeply" in raised.value.message

@@ -131,3 +131,21 @@ def test_the_start_time_is_read_past_a_name_with_spaces_and_parentheses(
     ticks = start_ticks(process.pid)
     fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
     assert ticks == int(fields[19]) and ticks >= start_ticks(1)  # type: ignore[operator]
+
+
+def test_a_pid_with_an_empty_command_line_is_not_ours(
+    tmp_path: Path, processes: list[subprocess.Popen[bytes]]
+) -> None:
+    """A zombie (or a kernel thread) has an empty /proc/PID/cmdline: it names no server,
+    and neither `status` nor `stop` may fail on it (an IndexError before)."""
+    exited = launch(processes, ["true"])
+    for _ in range(1000):  # exited, and left unreaped: a zombie
+        if Path(f"/proc/{exited.pid}/cmdline").read_bytes() == b"":
+            break
+        subprocess.run(["true"], check=True)
+    else:
+        raise AssertionError(f"pid {exited.pid} never became a zombie")
+    record(tmp_path, exited.pid, start_ticks(exited.pid))
+    assert service.running(tmp_path) is None
+    code, said = stop(tmp_path)
+    assert code == 1 and f"pid {exited.pid} is not llama-server" in said

@@ -126,6 +126,8 @@ def result_line(line: bytes | str, model: type[Model]) -> Model:
         return model.model_validate(json.loads(line))
     except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, ValidationError
         raise unreadable(f"a results line is not a {model.__name__}: {error}") from error
+    except RecursionError as error:  # nested deeper than the interpreter's stack
+        raise unreadable(f"a results line is nested too deeply to read: {error}") from error
 
 
 def unreadable(why: str) -> FaithScreenError:
