@@ -110,8 +110,9 @@ def prose(text: str) -> Markup:
 
 
 def plain_prose(text: str) -> str:
-    """The same sentence for a place that takes no markup (a title): backticks dropped."""
-    return _CODE_SPAN.sub(r"\1", text)
+    """The same sentence for a place that takes no markup (a title): each code span in
+    quotation marks, so `-` still reads as the symbol it names."""
+    return _CODE_SPAN.sub(r"“\1”", text)
 
 
 def when(moment: datetime | None) -> str:

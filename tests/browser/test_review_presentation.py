@@ -74,4 +74,4 @@ def test_a_sentence_is_escaped_before_its_code_spans_become_code_elements() -> N
         "&lt;b onclick=&#34;x&#34;&gt;<code>a&amp;b</code>&lt;/b&gt;"
     )
     assert str(prose("a lone ` stays a backtick")) == "a lone ` stays a backtick"
-    assert plain_prose("severity `review` here") == "severity review here"
+    assert plain_prose("this `-` is in ℕ") == "this “-” is in ℕ"

@@ -200,7 +200,7 @@ def test_the_queue_lists_previews_batch_names_totals_and_a_reason_choice(
     first = page.locator(f"#row-{lone}")
     ext = first.locator("td.ext")
     assert ext.get_attribute("title") == LONG_ID  # cut to its column, whole in the title
-    assert ext.evaluate("td => td.scrollWidth > td.clientWidth")
+    assert ext.locator("li").evaluate("li => li.scrollWidth > li.clientWidth")
     assert "by root" in first.locator(".claimant").inner_text()
     preview = first.locator("td.preview")
     assert "\n" not in preview.inner_text()
@@ -298,7 +298,7 @@ def test_an_evidence_finding_is_highlighted_where_it_points_in_the_lean(
 
     marks = page.locator("#lean-formal mark.span")
     assert marks.all_inner_texts() == ["a - b"]
-    assert marks.first.get_attribute("title").startswith("truncating_subtraction: this `-`")
+    assert marks.first.get_attribute("title").startswith("truncating_subtraction: this “-”")
     assert page.inner_text("#lean-formal") == formal  # the marks add no character
     marked_line = page.evaluate(
         "() => document.querySelector('#lean-formal mark.span').closest('.ln').dataset.line"
