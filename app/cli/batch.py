@@ -22,7 +22,7 @@ import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Annotated, Any, BinaryIO, NoReturn
+from typing import Annotated, Any, BinaryIO, Literal, NoReturn
 
 import httpx2
 import typer
@@ -80,6 +80,14 @@ OutOption = Annotated[
     Path | None,
     typer.Option("--out", metavar="RESULTS.jsonl", help="Write the results here (else stdout)."),
 ]
+ResultsFormatOption = Annotated[
+    Literal["jsonl", "csv"],
+    typer.Option(
+        "--format",
+        help="jsonl, or csv (needs --out): the same fields as columns under a header row, a "
+        "cell that would start a spreadsheet formula prefixed with '.",
+    ),
+]
 
 
 class CommandFailed(Exception):
@@ -97,6 +105,7 @@ def submit_command(
     server: Annotated[str, typer.Option("--server", help="e.g. http://127.0.0.1:8000")],
     wait: Annotated[bool, typer.Option("--wait", help="Wait, showing progress.")] = False,
     out: OutOption = None,
+    results_format: ResultsFormatOption = "jsonl",
     name: Annotated[str | None, typer.Option("--name", help="A name for the batch.")] = None,
     skip_invalid: SkipInvalidOption = False,
     idempotency_key: Annotated[
@@ -126,6 +135,7 @@ def submit_command(
     With --wait, show progress until every pair has an outcome, then write the results.
     """
     try:
+        as_csv = csv_to_file(results_format, out)
         found = surveyed(pairs, skip_invalid=skip_invalid)
         key = idempotency_key or default_idempotency_key(found.digest, name, skip_invalid)
         refuse_plain_key(server, api_key)
@@ -143,7 +153,7 @@ def submit_command(
                     lines = served(client.batch_result_lines(batch.id), "reading results")
                     # Written anew (app/json_lines.py): a server older than this CLI may
                     # send U+2028 raw.
-                    sink.writelines(lined_results(parsed(lines), found))
+                    sink.writelines(lined_results(parsed(lines), found, as_csv=as_csv))
                 conclude(done.model_dump(mode="json"))
     except CommandFailed as error:
         fail_command("submit", error)
@@ -330,6 +340,15 @@ def _error_body(response: httpx2.Response) -> dict[str, Any]:
 
 
 # ======================================= shared ==========================================
+
+
+def csv_to_file(results_format: str, out: Path | None) -> bool:
+    """Whether to write CSV; CommandFailed (exit 2) for CSV without --out: stdout may be a
+    terminal, and a CSV cell keeps an external id's control characters as they are, where
+    JSONL writes them as escapes."""
+    if results_format == "csv" and out is None:
+        raise CommandFailed("--format csv writes a file: give --out FILE", EXIT_BAD_INPUT)
+    return results_format == "csv"
 
 
 @contextlib.contextmanager

@@ -8,20 +8,27 @@ An item's row is the server's results row (`index`, `id`, `external_id`, `status
 fields, with `index`, `id` and `outcome` null, `status` "invalid", `reasons` [], its
 `external_id` when it could be read, and `error`: what is wrong with it. Blank lines and
 skipped decision rows (superseded, withdrawn, unsure, not final) are no item and get no row.
-Every row is written by app/json_lines.py.
+Every row is written by app/json_lines.py, or with `--format csv` by app/csv_rows.py
+(RESULTS_COLUMNS under a header row, a cell that would start a spreadsheet formula
+prefixed with `'`).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
-from itertools import groupby
+from itertools import chain, groupby
 from typing import Any
 
 from app.cli.pairs_file import LineProblem, Survey, line_error
+from app.csv_rows import csv_header, csv_row
 from app.json_lines import json_line
 
 INVALID = "invalid"
+# The CSV's columns: GET /v1/batches/{id}/results's fields (?format=csv), then ours.
+RESULTS_COLUMNS = (
+    "index", "id", "external_id", "status", "outcome", "reasons", "blind", "line", "error",
+)  # fmt: skip
 
 
 def left_out_rows(found: Survey) -> list[dict[str, Any]]:
@@ -47,9 +54,14 @@ def _invalid_row(number: int, problems: list[LineProblem]) -> dict[str, Any]:
     }
 
 
-def lined_results(results: Iterable[dict[str, Any]], found: Survey) -> Iterator[bytes]:
-    """`lined_rows` as JSONL."""
-    return map(json_line, lined_rows(results, found))
+def lined_results(
+    results: Iterable[dict[str, Any]], found: Survey, *, as_csv: bool = False
+) -> Iterator[bytes]:
+    """`lined_rows` as JSONL, or as CSV under a header."""
+    rows = lined_rows(results, found)
+    if not as_csv:
+        return map(json_line, rows)
+    return chain([csv_header(RESULTS_COLUMNS)], (csv_row(RESULTS_COLUMNS, row) for row in rows))
 
 
 def lined_rows(results: Iterable[dict[str, Any]], found: Survey) -> Iterator[dict[str, Any]]:

@@ -22,9 +22,11 @@ from app.cli.batch import (
     CommandFailed,
     OutOption,
     PairsArgument,
+    ResultsFormatOption,
     SkipInvalidOption,
     bad_lines,
     conclude,
+    csv_to_file,
     default_idempotency_key,
     fail_command,
     results_sink,
@@ -53,6 +55,7 @@ RESULTS_PAGE = 1000
 def screen_command(
     pairs: PairsArgument,
     out: OutOption = None,
+    results_format: ResultsFormatOption = "jsonl",
     again: Annotated[
         bool,
         typer.Option("--again", help="Screen anew a file this database has screened before."),
@@ -69,13 +72,14 @@ def screen_command(
     """
     settings = get_settings()
     try:
+        as_csv = csv_to_file(results_format, out)
         found = surveyed(pairs, skip_invalid=skip_invalid)
         refuse_without_providers(pairs, found, settings)
         body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
         key = None if again else default_idempotency_key(found.digest, None, skip_invalid)
         announce_database(settings.database_url)
         upgrade_to_head(settings.database_url)
-        asyncio.run(_screen(pairs, found, body, settings, out, key))
+        asyncio.run(_screen(pairs, found, body, settings, (out, as_csv), key))
     except CommandFailed as error:
         fail_command("screen", error)
     except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C, or SIGTERM (_stop_on_sigterm)
@@ -90,7 +94,7 @@ async def _screen(
     found: Survey,
     body: BatchBody,
     settings: Settings,
-    out: Path | None,
+    out: tuple[Path | None, bool],
     key: str | None,
 ) -> None:
     _stop_on_sigterm()
@@ -195,12 +199,15 @@ async def wait_for_local_batch(runtime: Runtime, batch: Batch, *, label: str) ->
 
 
 async def _write_local_results(
-    runtime: Runtime, batch_id: str, found: Survey, out: Path | None
+    runtime: Runtime, batch_id: str, found: Survey, out: tuple[Path | None, bool]
 ) -> None:
     """The rows `GET /v1/batches/{id}/results` would stream, read page by page, written as
-    `submit --wait` writes them (`app.cli.results_file`)."""
-    with results_sink(out) as sink:
-        sink.writelines(lined_results(await _stored_results(runtime, batch_id), found))
+    `submit --wait` writes them (`app.cli.results_file`); `out`: the file (else stdout),
+    and whether as CSV."""
+    path, as_csv = out
+    with results_sink(path) as sink:
+        rows = await _stored_results(runtime, batch_id)
+        sink.writelines(lined_results(rows, found, as_csv=as_csv))
 
 
 async def _stored_results(runtime: Runtime, batch_id: str) -> list[dict[str, Any]]:
