@@ -6,7 +6,6 @@ another database than the server's."""
 from __future__ import annotations
 
 import asyncio
-import functools
 from collections.abc import Awaitable, Callable
 from datetime import datetime
 from typing import Annotated, TypeVar
@@ -47,18 +46,23 @@ def utc_time(moment: datetime | None) -> datetime | None:
         raise typer.BadParameter(str(error)) from error
 
 
-@functools.cache  # once per process and database, however many steps open it
 def announce_database(url: str) -> None:
-    """Say on stderr which database this command opens: a SQLite file by its absolute path,
-    another URL with its password masked."""
+    """Say on stderr which database this command opens, before it opens it: a SQLite file
+    by its absolute path, another URL with its password masked."""
     echo(f"faithscreen: database {database_location(url)}", err=True)
+
+
+def open_database(url: str) -> None:
+    """Name the database, then migrate it (creating a SQLite file if needed), as `serve`
+    does at start: what every command that writes to it does first."""
+    announce_database(url)
+    upgrade_to_head(url)
 
 
 def run_in_session(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]]) -> T:
     """Migrate the database (as `serve` does), then run `work` in one committed session."""
     url = database_url or get_settings().database_url
-    announce_database(url)
-    upgrade_to_head(url)
+    open_database(url)
     return asyncio.run(in_session(url, work))
 
 
@@ -77,8 +81,7 @@ async def in_session(url: str, work: Callable[[AsyncSession], Awaitable[T]]) -> 
 def upgrade(database_url: DatabaseUrlOption = None) -> None:
     """Apply all pending migrations (creating a SQLite file if needed); print the revision."""
     url = database_url or get_settings().database_url
-    announce_database(url)
-    upgrade_to_head(url)
+    open_database(url)
     echo(f"{mask_url_credentials(url)}: at revision {current_revision(url)} (head)")
 
 

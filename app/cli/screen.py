@@ -32,13 +32,12 @@ from app.cli.batch import (
     results_sink,
     surveyed,
 )
-from app.cli.db import announce_database
+from app.cli.db import open_database
 from app.cli.pairs_file import LineProblem, Survey, ndjson_body
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.results_file import lined_results
 from app.cli.root import cli
 from app.cli.terminal import echo
-from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import Accepted, BatchBody, BatchRejected, submit_batch
 from app.models.batch import Batch
@@ -77,8 +76,7 @@ def screen_command(
         refuse_without_providers(pairs, found, settings)
         body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
         key = None if again else default_idempotency_key(found.digest, None, skip_invalid)
-        announce_database(settings.database_url)
-        upgrade_to_head(settings.database_url)
+        open_database(settings.database_url)
         asyncio.run(_screen(pairs, found, body, settings, (out, as_csv), key))
     except CommandFailed as error:
         fail_command("screen", error)
@@ -147,7 +145,6 @@ def refuse_without_providers(pairs: Path, found: Survey, settings: Settings) -> 
 def local_runtime(settings: Settings) -> Runtime:
     """The embedded database, and a worker when both providers are configured. Without
     one, intake refuses every item that would need it (exit 2), before anything waits."""
-    announce_database(settings.database_url)
     return Runtime.create(settings, with_worker=not settings.missing_providers())
 
 

@@ -16,11 +16,10 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 
 from app.api.client_deadline import deadline_protocol
-from app.cli.db import announce_database
+from app.cli.db import announce_database, open_database
 from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopback
 from app.cli.root import cli
 from app.cli.terminal import echo
-from app.db.migrate import upgrade_to_head
 from app.observability.logging import configure_logging
 from app.runtime import Runtime
 from app.settings import get_settings
@@ -41,8 +40,7 @@ def serve(host: str = HostOption, port: int = PortOption, no_worker: bool = NoWo
     # The port first: if it is taken, nothing (migration, first key, worker) has started.
     listener = _bind_or_exit(host, port)
     configure_logging(json=settings.log_format == "json")
-    announce_database(settings.database_url)
-    upgrade_to_head(settings.database_url)
+    open_database(settings.database_url)
     announce_first_admin_key(settings)  # a fresh database: someone must hold the first key
     # Imported here: the app (the MCP SDK above all) takes seconds to import, which every
     # other command would pay for nothing; serve pays it after binding its port.

@@ -31,6 +31,7 @@ from typer.testing import CliRunner
 from app import clock
 from app.cli.root import cli
 from app.db.engine import create_engine, make_session_factory
+from app.db.location import database_location
 from app.models.queue_item import Claim, QueueItem
 from app.repositories import batches, decisions, pairs, queue_items, reviews, screenings
 from app.repositories.queue_items import NewQueueItem
@@ -369,7 +370,10 @@ def test_the_html_report_is_written_with_the_known_numbers(
     assert result.exit_code == 0, result.output
     # The tables still go to stdout; the note about the file to stderr.
     assert "Screenings: 6" in result.stdout and str(target) not in result.stdout
-    assert result.stderr.strip() == f"wrote {target}"
+    assert result.stderr.splitlines() == [
+        f"faithscreen: database {database_location(database_url)}",
+        f"wrote {target}",
+    ]
     page = target.read_text(encoding="utf-8")
     for expected in (
         f"Filters: batch {BATCH}.",
