@@ -40,13 +40,17 @@ from app.cli.batch import (
     surveyed,
     wait_for_batch,
 )
-from app.cli.db import DatabaseUrlOption, run_in_session
+from app.cli.db import DatabaseUrlOption, open_database, run_in_session
 from app.cli.environment import API_KEY_ENV
 from app.cli.pairs_file import LineProblem, PairsFileError, Survey, ndjson_body, read_pairs
 from app.cli.root import cli
-from app.cli.screen import intake_locally, local_runtime, wait_for_local_batch
+from app.cli.screen import (
+    intake_locally,
+    local_runtime,
+    refuse_without_providers,
+    wait_for_local_batch,
+)
 from app.cli.terminal import echo, echo_json
-from app.db.migrate import upgrade_to_head
 from app.errors import AppError
 from app.intake.batches import BatchBody
 from app.settings import Settings, get_settings
@@ -171,8 +175,9 @@ def _run_on_server(
 def _run_locally(
     pairs: Path, found: Survey, name: str | None, settings: Settings
 ) -> tuple[Body, Body]:
+    refuse_without_providers(pairs, found, settings)  # before any database is created
     body = BatchBody.of(bytearray(b"".join(ndjson_body(pairs, found))), NDJSON)
-    upgrade_to_head(settings.database_url)
+    open_database(settings.database_url)
     return asyncio.run(_screen_locally(pairs, found, body, name, settings))
 
 

@@ -75,3 +75,18 @@ def nothing_made(url: str) -> bool:
             return sa.inspect(connection).get_table_names() == []
     finally:
         engine.dispose()
+
+
+def test_eval_run_without_a_provider_refuses_before_creating_a_database(
+    empty_database_url: str, tmp_path: Path
+) -> None:
+    """`eval run` screens locally as `screen` does: the same refusal, nothing made."""
+    with_replies, without = LINES[3][0], LINES[0][0]  # line 1 has replies, line 2 none
+    assert with_replies is not None and without is not None
+    lines = [row | {"label": "faithful"} for row in (with_replies, without)]
+    env = {"FAITHSCREEN_DATABASE_URL": empty_database_url}
+    done = faithscreen(env, "eval", "run", str(pairs_file(tmp_path, lines)))
+    assert done.returncode == 2, done.stderr
+    assert "line 2: replies: no LLM provider is configured: set" in done.stderr
+    assert "faithscreen: database" not in done.stderr
+    assert nothing_made(empty_database_url)
