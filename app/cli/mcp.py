@@ -8,6 +8,7 @@ import anyio
 import typer
 
 from app.cli.batch import CommandFailed, fail_command, refuse_plain_key
+from app.cli.db import announce_database
 from app.cli.environment import API_KEY_ENV
 from app.cli.root import cli
 from app.observability.logging import configure_logging
@@ -54,4 +55,5 @@ def mcp_command(
         return
     settings = get_settings()
     configure_logging(json=settings.log_format == "json")  # to stderr: stdout is MCP's
+    announce_database(settings.database_url)  # on stderr, as every command that opens one
     anyio.run(serve_embedded, settings, create_app)

@@ -90,3 +90,20 @@ def test_eval_run_without_a_provider_refuses_before_creating_a_database(
     assert "line 2: replies: no LLM provider is configured: set" in done.stderr
     assert "faithscreen: database" not in done.stderr
     assert nothing_made(empty_database_url)
+
+
+def test_mcp_on_the_embedded_database_names_it(tmp_path: Path) -> None:
+    """`faithscreen mcp` without --server opens ./faithscreen.db: said on stderr (stdout is
+    MCP's). Its stdin at end of file ends the server once it has started."""
+    done = subprocess.run(
+        [FAITHSCREEN, "mcp"],
+        env=cli_env({}),
+        cwd=tmp_path,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+    assert done.returncode == 0, done.stderr
+    assert f"faithscreen: database {tmp_path / 'faithscreen.db'}\n" in done.stderr
+    assert "faithscreen: database" not in done.stdout
