@@ -17,7 +17,7 @@ from html import escape
 from typing import Any
 
 from app.calibration.tally import FAITHFUL, FLAGGED, MISMATCH, PASSED
-from app.calibration.text import non_evidential_lines
+from app.calibration.text import batch_label, non_evidential_lines
 from app.reports.charts import (
     LABEL,
     ROW,
@@ -70,12 +70,18 @@ def calibration_page(
     comparison: Mapping[str, Any] | None = None,
     *,
     title: str = "FaithScreen calibration",
+    names: Mapping[str, str] | None = None,
 ) -> str:
     """The whole page: `calibration` as CalibrationOut, `comparison` as ComparisonOut
-    (app/api/calibration_schemas.py)."""
+    (app/api/calibration_schemas.py), `names` batch id -> name for the named ones. A
+    comparison comes first, right under the title: it is what the page was asked for,
+    and B's calibration below it is its detail."""
+    compared = [] if comparison is None else _comparison(comparison, calibration, names or {})
     body = [
         "<main>",
-        *_header(calibration, title),
+        f"<h1>{escape(title)}</h1>",
+        *compared,
+        *_header(calibration),
         *_matrix(calibration),
         *_rates(calibration["rates"]),
         *_slices(calibration),
@@ -83,16 +89,14 @@ def calibration_page(
         *_configs(calibration["configs"]),
         *_cost(calibration["cost"]),
         *_judges(calibration.get("by_judge") or {}),
-        *(_comparison(comparison, calibration["batch_id"]) if comparison is not None else []),
         "</main>",
     ]
     return html_page(title, body, extra_style=PAGE_STYLE)
 
 
-def _header(calibration: Mapping[str, Any], title: str) -> list[str]:
+def _header(calibration: Mapping[str, Any]) -> list[str]:
     labelled, pending = calibration["labelled"], calibration["pending"]
     parts = [
-        f"<h1>{escape(title)}</h1>",
         f'<p class="meta">Batch {escape(calibration["batch_id"])}.</p>',
         f"<p>{labelled} labelled screenings done, each counted by its current outcome; "
         f"{calibration['unlabelled']} unlabelled (not counted); {pending} labelled and "
@@ -261,9 +265,12 @@ def _judges(by_judge: Mapping[str, Mapping[str, Any]]) -> list[str]:
     ]
 
 
-def _comparison(comparison: Mapping[str, Any], batch_id: str) -> list[str]:
+def _comparison(
+    comparison: Mapping[str, Any], calibration: Mapping[str, Any], names: Mapping[str, str]
+) -> list[str]:
     rates = comparison["rates"]
-    a, b = (_batch_name(comparison[side], batch_id) for side in ("a", "b"))
+    batch_id = calibration["batch_id"]
+    a, b = (_batch_name(comparison[side], batch_id, names) for side in ("a", "b"))
     parts = [
         '<h2 id="comparison">Comparison of two batches</h2>',
         f"<p>A: {a}<br>B: {b}</p>",
@@ -284,12 +291,13 @@ def _comparison(comparison: Mapping[str, Any], batch_id: str) -> list[str]:
         '<p class="hint">A only, B only: pairs where the error happens under that batch '
         "alone. The p-value is the exact two-sided McNemar test on them: a small one says "
         "the difference is more than chance.</p>",
+        f'<h2 id="calibration">Calibration of {_batch_name(batch_id, "", names)}</h2>',
     ]
 
 
-def _batch_name(compared: str, batch_id: str) -> str:
+def _batch_name(compared: str, batch_id: str, names: Mapping[str, str]) -> str:
     this = " (this page's batch)" if compared == batch_id else ""
-    return f"batch {escape(compared)}{this}"
+    return escape(batch_label(compared, names.get(compared))) + this
 
 
 def _compared_row(name: str, pair: Mapping[str, Any]) -> list[str]:

@@ -1,5 +1,8 @@
 """The calibration of a batch, and the comparison of two, read from a database session
-(the API and the CLI both use these)."""
+(the API and the CLI both use these), and finding a batch by its id or its name.
+
+The calibration functions take ids only: callers resolve a name with `find_batch` first,
+so that every check on the batch (the API's blind-review refusal) sees the real id."""
 
 from __future__ import annotations
 
@@ -12,6 +15,7 @@ from app.calibration.compare import Comparison, Judged, compare
 from app.calibration.kind import statement_kind
 from app.calibration.tally import CalibrationTally, Call, LabelledScreening
 from app.errors import AppError, NotFound
+from app.models.batch import Batch
 from app.repositories import batches, calibration
 from app.repositories.calibration import AnyRow
 from app.vocabulary import ScreeningStatus
@@ -88,6 +92,35 @@ async def _judged(session: AsyncSession, batch_id: str) -> dict[object, Judged]:
     async for row in calibration.judged_pairs(session, batch_id):
         judged.setdefault(row.pair_id, Judged(row.label, row.outcome))
     return judged
+
+
+# Ids listed when a name is ambiguous; more would not help anyone choose.
+LISTED_NAMESAKES = 10
+
+
+async def find_batch(session: AsyncSession, batch: str) -> Batch:
+    """The batch whose id is `batch`, else the one named `batch` (an id wins: a name can
+    be anything, an id is what the API hands out). Raises NotFound when neither matches
+    and 409 `ambiguous_batch_name` when several batches share the name, listing their ids,
+    since guessing one would calibrate the wrong run without a word."""
+    found = await batches.get(session, batch)
+    if found is not None:
+        return found
+    ids = await batches.ids_named(session, batch, LISTED_NAMESAKES + 1)
+    if not ids:
+        raise NotFound("batch", batch)
+    if len(ids) > 1:
+        more = ", …" if len(ids) > LISTED_NAMESAKES else ""
+        raise AppError(
+            409,
+            "ambiguous_batch_name",
+            f"several batches are named {batch!r}: {', '.join(ids[:LISTED_NAMESAKES])}{more}; "
+            "give one of their ids",
+        )
+    named = await batches.get(session, ids[0])
+    if named is None:  # deleted between the two reads
+        raise NotFound("batch", batch)
+    return named
 
 
 async def _require_batch(session: AsyncSession, batch_id: str) -> None:

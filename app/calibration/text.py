@@ -34,8 +34,14 @@ def rate_text(rate: Mapping[str, Any]) -> str:
     return f"{counts} = {rate['rate']:.1%} [{rate['low']:.1%}, {rate['high']:.1%}]"
 
 
-def calibration_text(body: Mapping[str, Any]) -> str:
-    lines = [f"calibration of batch {body['batch_id']}"]
+def batch_label(batch_id: str, name: str | None) -> str:
+    """`"baseline" (batch <id>)` for a named batch, else `batch <id>`: the name is what the
+    user chose to remember the run by, the id what tells two runs of one name apart."""
+    return f'"{name}" (batch {batch_id})' if name else f"batch {batch_id}"
+
+
+def calibration_text(body: Mapping[str, Any], name: str | None = None) -> str:
+    lines = [f"calibration of {batch_label(body['batch_id'], name)}"]
     lines.append(
         f"labelled and done: {body['labelled']}, pending: {body['pending']}, "
         f"unlabelled: {body['unlabelled']}"
@@ -141,9 +147,11 @@ def _cost_lines(cost: Mapping[str, Any]) -> list[str]:
     ]
 
 
-def comparison_text(body: Mapping[str, Any]) -> str:
+def comparison_text(body: Mapping[str, Any], names: Mapping[str, str] | None = None) -> str:
+    """`names`: batch id -> name, for the batches that have one."""
+    a, b = (batch_label(body[side], (names or {}).get(body[side])) for side in ("a", "b"))
     lines = [
-        f"batch A {body['a']} vs batch B {body['b']}",
+        f"A: {a} vs B: {b}",
         f"pairs labelled alike and done in both: {body['common']} "
         f"(labelled differently, left out: {body['label_conflicts']})",
     ]

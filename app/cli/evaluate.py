@@ -13,9 +13,11 @@ from __future__ import annotations
 import asyncio
 import uuid
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
+from urllib.parse import quote, urlencode
 
 import httpx2
 import typer
@@ -23,7 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.calibration.html import calibration_page
 from app.calibration.rows import calibration_csv
-from app.calibration.service import batch_calibration, compare_batches
+from app.calibration.service import batch_calibration, compare_batches, find_batch
 from app.calibration.text import calibration_text, comparison_text
 from app.cli.batch import (
     EXIT_BAD_INPUT,
@@ -130,7 +132,8 @@ def run_command(
             body, progress = _run_locally(pairs, found, name, get_settings())
         else:
             body, progress = _run_on_server(pairs, found, server, api_key, name, poll_seconds)
-        emit(body, calibration_text, shown=Shown.JSON if as_json else shown, html=html)
+        report = Report.of_calibration(name)
+        emit(body, report, shown=Shown.JSON if as_json else shown, html=html)
         conclude(progress)
     except CommandFailed as error:
         fail_command("eval run", error)
@@ -198,7 +201,7 @@ async def _screen_locally(
 
 @evaluate.command("show")
 def show_command(
-    batch: Annotated[str, typer.Argument(metavar="BATCH", help="A batch id.")],
+    batch: Annotated[str, typer.Argument(metavar="BATCH", help="A batch id or name.")],
     server: ServerOption = None,
     api_key: ApiKeyOption = None,
     as_json: JsonOption = False,
@@ -206,22 +209,27 @@ def show_command(
     html: HtmlOption = None,
     database_url: DatabaseUrlOption = None,
 ) -> None:
-    """Print the calibration of a stored batch (the local database, or --server)."""
+    """Print the calibration of a stored batch (the local database, or --server), given
+    by its id or its name."""
     try:
         if server is None:
-            body = _local(database_url, lambda session: batch_calibration(session, batch))
+            body, name = _local(database_url, lambda session: _shown(session, batch))
         else:
             with _client(server, api_key) as client:
-                body = poll(client, f"/v1/batches/{batch}/calibration")
-        emit(body, calibration_text, shown=Shown.JSON if as_json else shown, html=html)
+                body = poll(client, f"/v1/batches/{quote(batch, safe='')}/calibration")
+            name = _name_given(batch, body["batch_id"])
+        report = Report.of_calibration(name)
+        emit(body, report, shown=Shown.JSON if as_json else shown, html=html)
     except CommandFailed as error:
         fail_command("eval show", error)
 
 
 @evaluate.command("compare")
 def compare_command(
-    a: Annotated[str, typer.Argument(metavar="A", help="The baseline batch.")],
-    b: Annotated[str, typer.Argument(metavar="B", help="The batch with one thing changed.")],
+    a: Annotated[str, typer.Argument(metavar="A", help="The baseline batch (id or name).")],
+    b: Annotated[
+        str, typer.Argument(metavar="B", help="The batch with one thing changed (id or name).")
+    ],
     server: ServerOption = None,
     api_key: ApiKeyOption = None,
     as_json: JsonOption = False,
@@ -231,29 +239,74 @@ def compare_command(
     """Compare batch B against baseline A on the labelled pairs both screened: false-pass
     and false-alarm under each, the pairs each gets wrong alone, the exact McNemar p."""
     try:
-        paged = html is not None  # the page shows B's calibration above the comparison
+        paged = html is not None  # the page shows B's calibration below the comparison
         if server is None:
-            both = _local(database_url, lambda session: _compared(session, a, b, paged))
+            found = _local(database_url, lambda session: _compared(session, a, b, paged))
         else:
-            with _client(server, api_key) as client:
-                comparison = poll(client, f"/v1/calibrations/compare?a={a}&b={b}")
-                calibrated = poll(client, f"/v1/batches/{b}/calibration") if paged else None
-                both = (comparison, calibrated)
-        comparison, calibration = both
+            found = _compared_on_server(server, api_key, a, b, paged)
+        comparison, calibration, names = found
         shown = Shown.JSON if as_json else Shown.TEXT
-        emit(comparison, comparison_text, shown=shown, html=html, calibration=calibration)
+        report = Report.of_comparison(comparison, names)
+        emit(comparison, report, shown=shown, html=html, calibration=calibration)
     except CommandFailed as error:
         fail_command("eval compare", error)
 
 
-async def _compared(session: AsyncSession, a: str, b: str, paged: bool) -> tuple[Body, Body | None]:
-    comparison = await compare_batches(session, a, b)
-    return comparison, await batch_calibration(session, b) if paged else None
+async def _shown(session: AsyncSession, batch: str) -> tuple[Body, str | None]:
+    found = await find_batch(session, batch)
+    return await batch_calibration(session, found.id), found.name
+
+
+async def _compared(
+    session: AsyncSession, a: str, b: str, paged: bool
+) -> tuple[Body, Body | None, dict[str, str]]:
+    first, second = await find_batch(session, a), await find_batch(session, b)
+    comparison = await compare_batches(session, first.id, second.id)
+    calibration = await batch_calibration(session, second.id) if paged else None
+    names = {found.id: found.name for found in (first, second) if found.name}
+    return comparison, calibration, names
+
+
+def _compared_on_server(
+    server: str, api_key: str | None, a: str, b: str, paged: bool
+) -> tuple[Body, Body | None, dict[str, str]]:
+    with _client(server, api_key) as client:
+        comparison = poll(client, f"/v1/calibrations/compare?{urlencode({'a': a, 'b': b})}")
+        b_id = comparison["b"]
+        calibration = poll(client, f"/v1/batches/{b_id}/calibration") if paged else None
+    given = {comparison["a"]: _name_given(a, comparison["a"]), b_id: _name_given(b, b_id)}
+    return comparison, calibration, {id_: name for id_, name in given.items() if name}
+
+
+def _name_given(given: str, batch_id: str) -> str | None:
+    """The name the user typed, when the server resolved it to another id. (The API's
+    calibration carries no name, so a batch given by id reads by its id alone.)"""
+    return given if given != batch_id else None
+
+
+@dataclass(frozen=True)
+class Report:
+    """How a body reads: its text and its page's title, with the batches' names."""
+
+    text: Callable[[Body], str]
+    title: str
+    names: dict[str, str]
+
+    @staticmethod
+    def of_calibration(name: str | None) -> Report:
+        title = f"FaithScreen calibration: {name}" if name else "FaithScreen calibration"
+        return Report(lambda body: calibration_text(body, name), title, {})
+
+    @staticmethod
+    def of_comparison(comparison: Body, names: dict[str, str]) -> Report:
+        a, b = (names.get(comparison[side], comparison[side]) for side in ("a", "b"))
+        title = f"FaithScreen comparison: {b} against {a}"
+        return Report(lambda body: comparison_text(body, names), title, names)
 
 
 def emit(
     body: Body,
-    text: Callable[[Body], str],
+    report: Report,
     *,
     shown: Shown,
     html: Path | None,
@@ -261,10 +314,13 @@ def emit(
 ) -> None:
     """Print `body` (as text, as JSON alone on stdout, or a calibration's rows as CSV) and
     write the page if asked. For a comparison, `calibration` is batch B's, shown on the
-    page above it."""
+    page below it."""
     if html is not None:
+        title, names = report.title, report.names
         page = (
-            calibration_page(body) if calibration is None else calibration_page(calibration, body)
+            calibration_page(body, title=title)
+            if calibration is None
+            else calibration_page(calibration, body, title=title, names=names)
         )
         try:
             html.write_text(page, encoding="utf-8")
@@ -276,7 +332,7 @@ def emit(
     elif shown is Shown.CSV:
         echo(calibration_csv(body).decode(), nl=False)
     else:
-        echo(text(body), nl=False)
+        echo(report.text(body), nl=False)
 
 
 def _client(server: str, api_key: str | None) -> httpx2.Client:

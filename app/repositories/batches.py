@@ -73,6 +73,15 @@ async def get(session: AsyncSession, batch_id: str) -> Batch | None:
     return await session.get(Batch, batch_id, populate_existing=True)
 
 
+async def ids_named(session: AsyncSession, name: str, limit: int) -> list[str]:
+    """Up to `limit` ids of the batches called `name`, oldest first. Stored names are not
+    unique (nothing ever required them to be), so a caller must handle several."""
+    if "\x00" in name:
+        return []
+    statement = select(Batch.id).where(Batch.name == name).order_by(Batch.created_at, Batch.id)
+    return list((await session.execute(statement.limit(limit))).scalars())
+
+
 async def get_by_key(session: AsyncSession, idempotency_key: str) -> Batch | None:
     statement = select(Batch).where(Batch.idempotency_key == idempotency_key)
     return (await session.execute(statement)).scalar_one_or_none()

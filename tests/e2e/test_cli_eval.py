@@ -95,14 +95,15 @@ def test_eval_against_a_server_runs_shows_and_compares(
     serve = start_serve(provider_env(scripted_openai.base_url))
     path = rows_file(tmp_path, rows)
     server = ("--server", serve.base_url)
-    first = faithscreen({}, "eval", "run", str(path), *server, "--json", "--poll-seconds", "0.2")
+    poll = ("--json", "--poll-seconds", "0.2")
+    first = faithscreen({}, "eval", "run", str(path), *server, *poll, "--name", "baseline")
     assert first.returncode == 0, first.stderr
     a = json.loads(first.stdout)
     check_calibration(a)
 
     # The same file again, after the one mismatch that passed is now caught: a new batch.
     scripted_openai.script(rows[2]["formal"], model="translator-model", steps=[Reply(MISMATCH)] * 5)
-    second = faithscreen({}, "eval", "run", str(path), *server, "--json", "--poll-seconds", "0.2")
+    second = faithscreen({}, "eval", "run", str(path), *server, *poll, "--name", "candidate")
     assert second.returncode == 0, second.stderr
     b = json.loads(second.stdout)
     assert b["batch_id"] != a["batch_id"]
@@ -122,6 +123,12 @@ def test_eval_against_a_server_runs_shows_and_compares(
     assert text.returncode == 0, text.stderr
     assert "pairs labelled alike and done in both: 6" in text.stdout
     assert "exact McNemar p = 1" in text.stdout
+
+    # By name, as the server resolves it: the names it was given head the text.
+    named = faithscreen({}, "eval", "compare", "baseline", "candidate", *server)
+    assert named.returncode == 0, named.stderr
+    heading = f'A: "baseline" (batch {a["batch_id"]}) vs B: "candidate" (batch {b["batch_id"]})'
+    assert named.stdout.splitlines()[0] == heading
 
 
 def test_eval_show_of_an_unknown_batch_says_so(database_url: str, tmp_path: Path) -> None:
@@ -166,3 +173,43 @@ def test_eval_run_skip_invalid_calibrates_on_the_valid_rows_and_names_the_others
     longer = faithscreen(env, "eval", "run", str(path), "--json", "--skip-invalid")
     assert longer.returncode == 2
     assert "line 9: formal:" in longer.stderr
+
+
+def test_eval_show_and_compare_take_names_and_their_reports_carry_them(
+    database_url: str, scripted_openai: ScriptedOpenAI, tmp_path: Path
+) -> None:
+    rows = labelled_rows()
+    catch_all_but_the_last_mismatch(scripted_openai, rows)
+    env = provider_env(scripted_openai.base_url, FAITHSCREEN_DATABASE_URL=database_url)
+    path = rows_file(tmp_path, rows)
+
+    def run(name: str) -> str:
+        done = faithscreen(env, "eval", "run", str(path), "--json", "--name", name)
+        assert done.returncode == 0, done.stderr
+        return str(json.loads(done.stdout)["batch_id"])
+
+    a = run("baseline")
+    scripted_openai.script(rows[2]["formal"], model="translator-model", steps=[Reply(MISMATCH)] * 5)
+    b = run("candidate")
+
+    page = tmp_path / "candidate.html"
+    shown = faithscreen(env, "eval", "show", "candidate", "--html", str(page))
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.splitlines()[0] == f'calibration of "candidate" (batch {b})'
+    assert "<title>FaithScreen calibration: candidate</title>" in page.read_text("utf-8")
+
+    page = tmp_path / "compare.html"
+    compared = faithscreen(env, "eval", "compare", "baseline", "candidate", "--html", str(page))
+    assert compared.returncode == 0, compared.stderr
+    heading = f'A: "baseline" (batch {a}) vs B: "candidate" (batch {b})'
+    assert compared.stdout.splitlines()[0] == heading
+    html = page.read_text("utf-8")
+    assert "<h1>FaithScreen comparison: candidate against baseline</h1>" in html
+    # The page opens with the comparison; B's calibration (its matrix first) follows.
+    assert html.index('id="comparison"') < html.index("<th>mismatch</th>")
+
+    again = run("baseline")
+    refused = faithscreen(env, "eval", "show", "baseline")
+    assert refused.returncode == 1 and refused.stdout == ""
+    assert "several batches are named 'baseline'" in refused.stderr
+    assert a in refused.stderr and again in refused.stderr

@@ -216,7 +216,7 @@ def test_the_comparison_shows_only_when_given() -> None:
     page = calibration_page(batch_a(), comparison_of())
     assert "<p>A: batch batch-a (this page's batch)<br>B: batch batch-b</p>" in page
     assert "22 pairs labelled alike and done in both batches; 1 labelled differently" in page
-    compared = page[page.index('id="comparison"') :]
+    compared = page[page.index('id="comparison"') : page.index('id="calibration"')]
     assert row_of(compared, "false pass").endswith(
         "<td>16.7% (2/12, 95% CI 4.7-44.8%)</td><td>41.7% (5/12, 95% CI 19.3-68.0%)</td>"
         "<td>+25.0 points (+3 of 12 pairs)</td>"
@@ -240,7 +240,7 @@ def test_a_comparison_under_ten_pairs_counts_its_difference_in_pairs() -> None:
         "difference": -0.75,
     }
     page = calibration_page(batch_a(), small)
-    compared = page[page.index('id="comparison"') :]
+    compared = page[page.index('id="comparison"') : page.index('id="calibration"')]
     assert "<td>n&lt;10 (3/4)</td><td>n&lt;10 (0/4)</td><td>-3 of 4 pairs</td>" in compared
 
 
@@ -267,3 +267,22 @@ def test_every_chart_is_well_formed_markup_and_nothing_is_fetched() -> None:
         ElementTree.fromstring(chart)  # raises on a tag left open or text not escaped
     assert not re.search(r"(?i)https?:|//[a-z]|<script|<link|<img|src=|href=|url\(|@import", page)
     assert "default-src 'none'" in page
+
+
+def test_a_comparison_opens_the_page_before_the_calibration_it_details() -> None:
+    page = calibration_page(batch_a(), comparison_of(), title="FaithScreen comparison")
+    starts = [page.index(mark) for mark in ("<h1>", 'id="comparison"', 'id="calibration"')]
+    assert starts == sorted(starts)
+    # Every section of the calibration (the matrix first) follows the comparison.
+    assert page.index('id="calibration"') < page.index("<th>mismatch</th>")
+
+
+def test_the_batches_names_show_escaped_in_the_title_and_beside_their_ids() -> None:
+    names = {"batch-a": HOSTILE_BATCH, "batch-b": "candidate"}
+    title = f"FaithScreen comparison: candidate against {HOSTILE_BATCH}"
+    page = calibration_page(batch_a(), comparison_of(), title=title, names=names)
+    assert f"<title>{escape(title)}</title>" in page and f"<h1>{escape(title)}</h1>" in page
+    hostile = escape(f'"{HOSTILE_BATCH}" (batch batch-a)')
+    assert f"<p>A: {hostile} (this page's batch)<br>B: " in page
+    assert "B: &quot;candidate&quot; (batch batch-b)</p>" in page
+    assert HOSTILE_BATCH not in page

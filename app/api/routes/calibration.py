@@ -15,7 +15,7 @@ from app.api.row_format import ObjectFormat, csv_content
 from app.api.schemas import GUARDED_RESPONSES, error_responses
 from app.auth.principal import Principal
 from app.calibration.rows import CALIBRATION_COLUMNS, calibration_csv
-from app.calibration.service import batch_calibration, compare_batches
+from app.calibration.service import batch_calibration, compare_batches, find_batch
 from app.csv_rows import CSV_MEDIA_TYPE
 from app.errors import AppError
 from app.repositories import blind_items
@@ -26,7 +26,8 @@ router = APIRouter(
     prefix="/v1", tags=["calibration"], dependencies=[reviewer_access], responses=GUARDED_RESPONSES
 )
 
-BatchId = Annotated[str, Query(min_length=1, max_length=36)]
+# A batch's id or its name (names are up to 200 characters, as POST /v1/batches takes them).
+BatchId = Annotated[str, Query(min_length=1, max_length=200)]
 
 
 CSV_DOC = (
@@ -40,7 +41,7 @@ CSV_RESPONSE: dict[int | str, dict[str, Any]] = {200: {"content": csv_content(CS
 @router.get(
     "/batches/{batch_id}/calibration",
     response_model=CalibrationOut,
-    responses=CSV_RESPONSE | error_responses(404),
+    responses=CSV_RESPONSE | error_responses(404, 409),
 )
 async def calibration(
     session: SessionDep,
@@ -53,9 +54,12 @@ async def calibration(
     95% interval, slices by tag and by kind of statement, the configurations seen, cost;
     or with `?format=csv` its rates as rows. 403 `blind_item` for a reviewer-role key (no
     admin) while the pair of a screening of the batch has a blind queue item: labels and
-    outcomes would tell it."""
-    await _refuse_blind(session, principal, runtime, [batch_id])
-    body = CalibrationOut.model_validate(await batch_calibration(session, batch_id))
+    outcomes would tell it. `batch_id` may be the batch's name: 409 `ambiguous_batch_name`
+    when several batches carry it."""
+    # Resolved first: the blind check must see the real id, not the name.
+    found = await find_batch(session, batch_id)
+    await _refuse_blind(session, principal, runtime, [found.id])
+    body = CalibrationOut.model_validate(await batch_calibration(session, found.id))
     if row_format == "csv":
         rows = calibration_csv(body.model_dump(mode="json"))
         return Response(rows, media_type=CSV_MEDIA_TYPE)
@@ -73,9 +77,11 @@ async def compare(
     """False-pass and false-alarm of batch `a` against batch `b` on the labelled pairs both
     screened, with the pairs each gets wrong alone and the exact McNemar p-value. 403
     `blind_item` for a reviewer-role key (no admin) while the pair of a screening of either
-    batch has a blind queue item."""
-    await _refuse_blind(session, principal, runtime, [a, b])
-    return ComparisonOut.model_validate(await compare_batches(session, a, b))
+    batch has a blind queue item. `a` and `b` may be names: 409 `ambiguous_batch_name` when
+    several batches carry one."""
+    first, second = await find_batch(session, a), await find_batch(session, b)
+    await _refuse_blind(session, principal, runtime, [first.id, second.id])
+    return ComparisonOut.model_validate(await compare_batches(session, first.id, second.id))
 
 
 async def _refuse_blind(
