@@ -82,6 +82,22 @@ async def applied(
     return await rescore(session_factory, scope or Scope(), apply=True, actor="t", **settings)
 
 
+async def assert_dry_run_moves_only(
+    session_factory: async_sessionmaker[AsyncSession],
+    ids: Mapping[str, str],
+    moved: Sequence[str],
+    untouched: str,
+) -> RescoreRun:
+    """A dry run under the installed evidence version moves exactly the `moved` cases from
+    passed to needs_review, and writes nothing (`untouched`'s stored outcome stays)."""
+    run = await dry_run(session_factory, Scope())
+    assert run.diff.evidence_version == EVIDENCE_VERSION
+    assert dict(run.diff.transitions) == {"passed -> needs_review": len(moved)}
+    assert sorted(run.diff.changed_ids) == sorted(ids[name] for name in moved)
+    assert (await stored(session_factory, ids[untouched])).outcome == "passed"
+    return run
+
+
 async def stored(session_factory: async_sessionmaker[AsyncSession], screening_id: str) -> Screening:
     async with session_factory() as session:
         screening = await session.get(Screening, screening_id)
