@@ -14,6 +14,7 @@ from app.api.shown_text import (
     REVIEW_TEXTS,
     cut_texts,
     raw_path,
+    showable,
 )
 from app.models.review import Review
 from app.models.screening import Screening
@@ -151,11 +152,12 @@ class ReviewOut(BaseModel):
 
     @classmethod
     def of(cls, review: Review) -> ReviewOut:
-        """The review with each provider text bounded (app/api/shown_text.py)."""
-        texts = {name: getattr(review, name) for name in REVIEW_TEXTS}
+        """The review with each provider text bounded (app/api/shown_text.py) and in UTF-8
+        (a stored reply keeps a provider's lone surrogates: shown as U+FFFD)."""
+        texts = {name: showable(getattr(review, name)) for name in REVIEW_TEXTS}
         shown, cut = cut_texts(texts, REVIEW_TEXTS, raw_path(review.screening_id, review.id))
         whole = cls.model_validate(review, from_attributes=True)
-        return whole.model_copy(update=shown | {"cut": cut}) if cut else whole
+        return whole.model_copy(update=texts | shown | {"cut": cut})
 
 
 BLIND_DOC = (

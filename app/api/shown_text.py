@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from app.outside_text import without_lone_surrogates
+
 # Code points of one text. A statement may hold 64 KiB (FAITHSCREEN_MAX_STATEMENT_BYTES)
 # and a reading restates it, so an ordinary back-translation is never cut; twenty reviews
 # with every text at the bound still answer in a few megabytes, not hundreds.
@@ -32,6 +34,11 @@ CUT_DOC = (
 def raw_path(screening_id: str, review_id: int) -> str:
     """Where one review's whole reply is served."""
     return f"/v1/screenings/{screening_id}/reviews/{review_id}/raw"
+
+
+def showable(text: object) -> object:
+    """A text in a form UTF-8 can carry (lone surrogates as U+FFFD); anything else as is."""
+    return without_lone_surrogates(text) if isinstance(text, str) else text
 
 
 def cut_texts(

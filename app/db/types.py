@@ -11,6 +11,8 @@ from sqlalchemy import DateTime, String, Text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.types import TypeDecorator
 
+from app.outside_text import CUT_MARK, LONE_SURROGATE, without_lone_surrogates
+
 
 class UTCDateTime(TypeDecorator[datetime]):
     """A timezone-aware UTC datetime on every backend.
@@ -88,11 +90,8 @@ class StrEnumType(TypeDecorator[E]):
 # text meant for people starts with one, so rows written before this type read the same.
 ESCAPED = "\ufdd0"
 _NUL = "\x00"
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 _TO_ESCAPE = re.compile("[\\\\\x00\ud800-\udfff]")
 _ESCAPE_SEQUENCE = re.compile(r"\\(?:(\\)|(0)|u(d[89a-f][0-9a-f]{2}))|\\")
-# What replaces the end of a value too long for its column (finish_reason, VARCHAR(64)).
-CUT_MARK = "\u2026[cut from {} chars]"
 
 
 class NotEscaped(ValueError):
@@ -109,7 +108,7 @@ def escape_text(value: str) -> str:
 
 
 def _has_lone_surrogate(value: str) -> bool:
-    return _LONE_SURROGATE.search(value) is not None
+    return LONE_SURROGATE.search(value) is not None
 
 
 def _escape_one(match: re.Match[str]) -> str:
@@ -178,7 +177,7 @@ class ProviderText(TypeDecorator[str]):
         if value is None:
             return None
         if not self.raw:
-            value = _LONE_SURROGATE.sub("\ufffd", value)
+            value = without_lone_surrogates(value)
         return self.stored(value)
 
     def stored(self, value: str) -> str:

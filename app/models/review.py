@@ -64,8 +64,9 @@ class Review(Base):
     messages_sha256: Mapped[str | None] = mapped_column(String(64))
     # Byte-for-byte the reply content, and the raw HTTP body it came in. Every string a
     # provider sent is a ProviderText: stored whatever it holds (U+0000, a lone surrogate),
-    # read back exactly; a parsed field's lone surrogates become U+FFFD, the body keeps them.
-    raw_response: Mapped[str | None] = mapped_column(ProviderText())
+    # read back exactly. The reply and the body keep lone surrogates (a re-score reads what
+    # was sent); a field parsed from them has U+FFFD instead (what is shown replaces them).
+    raw_response: Mapped[str | None] = mapped_column(ProviderText(raw=True))
     raw_body: Mapped[str | None] = mapped_column(ProviderText(raw=True))
     verdict: Mapped[Verdict] = mapped_column(StrEnumType(Verdict, 16))
     parse_status: Mapped[ParseStatus] = mapped_column(StrEnumType(ParseStatus, 32))

@@ -7,16 +7,14 @@ least counted fold into OTHER, their counts summed.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable, Mapping
 from typing import TypeVar, cast
+
+from app.outside_text import CUT_MARK, without_lone_surrogates
 
 MAX_LABEL_CHARS = 128
 MAX_DISTINCT = 32
 OTHER = "other"
-_CUT_MARK = "\u2026[cut from {} chars]"
-# The body is UTF-8, which has no form for a lone surrogate.
-_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
 
 # A series' label values, in the family's label order.
 Key = TypeVar("Key", bound=tuple[str, ...])
@@ -24,10 +22,10 @@ Key = TypeVar("Key", bound=tuple[str, ...])
 
 def bounded(value: str) -> str:
     """`value`, or its start and a mark saying how long it was, in MAX_LABEL_CHARS."""
-    value = _LONE_SURROGATE.sub("\ufffd", value)
+    value = without_lone_surrogates(value)  # the body is UTF-8
     if len(value) <= MAX_LABEL_CHARS:
         return value
-    mark = _CUT_MARK.format(len(value))
+    mark = CUT_MARK.format(len(value))
     return value[: MAX_LABEL_CHARS - len(mark)] + mark
 
 

@@ -44,7 +44,7 @@ SURROGATE = "x\ud800y\udfffz"
 TEN_KB = "\u00e9\\" * 5120  # 10 KB of characters, half of them backslashes (the escape)
 LOOKS_ESCAPED = ESCAPED + "\\0 is not U+0000 here"  # begins like an escaped value
 VALUES = {"nul": NUL, "surrogate": SURROGATE, "ten_kb": TEN_KB, "looks_escaped": LOOKS_ESCAPED}
-PARSED = ("raw_response", "back_translation", "issues", "refusal", "model", "error")
+PARSED = ("back_translation", "issues", "refusal", "model", "error")
 DEADLINE_SECONDS = 120.0
 
 
@@ -67,6 +67,7 @@ async def a_screening(sessions: Sessions, marker: str) -> str:
 def record(screening_id: str, attempt: int, value: str, finish_reason: str) -> ReviewRecord:
     fields = dict.fromkeys(PARSED, value)
     return ReviewRecord(
+        raw_response=value,
         screening_id=screening_id,
         role="judge",
         attempt=attempt,
@@ -98,6 +99,7 @@ async def test_each_provider_field_is_stored_and_read_back(
     # Compared as ascii(): a failure's report must not carry a lone surrogate, which
     # pytest-xdist cannot send from its worker.
     assert ascii(stored.raw_body) == ascii(value)  # the body exactly, surrogates included
+    assert ascii(stored.raw_response) == ascii(value)  # and the reply: a re-score reads it
     for field in PARSED:
         assert ascii(getattr(stored, field)) == ascii(shown(value)), field
     assert ascii(stored.finish_reason) == ascii(shown(short))
