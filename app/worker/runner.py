@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.clock import utcnow
 from app.llm.errors import ProviderBackoff
+from app.llm.retry import capped_wait
 from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
 from app.repositories import jobs, provider_waits
 from app.worker import causes
@@ -287,7 +288,7 @@ def _later(seconds: float) -> datetime:
     """Now plus `seconds`, which are kept within [0, LONGEST_DEFERRAL_SECONDS] (NaN: 0):
     a wait of 1e12 s, from wherever it came, must not overflow the datetime and stop the
     worker settling its jobs."""
-    bounded = 0.0 if math.isnan(seconds) else min(max(seconds, 0.0), LONGEST_DEFERRAL_SECONDS)
+    bounded = 0.0 if math.isnan(seconds) else capped_wait(seconds, LONGEST_DEFERRAL_SECONDS)
     return utcnow() + timedelta(seconds=bounded)
 
 
