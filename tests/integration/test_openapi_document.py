@@ -136,3 +136,12 @@ async def test_batch_rejections_match_the_error_schema(idle_api: Api) -> None:
         assert details, response.text
     assert bad_body.json()["error"]["details"][0]["field"] is None
     assert {(d["index"], d["line"]) for d in bad_line.json()["error"]["details"]} == {(1, 2)}
+
+
+async def test_health_checks_declare_the_auth_off_loopback_refusal(idle_api: Api) -> None:
+    """With FAITHSCREEN_AUTH=off, serve's guard answers 403 on every path, these too."""
+    document = (await idle_api.client.get("/openapi.json")).json()
+    for path in ("/healthz", "/readyz"):
+        refused = document["paths"][path]["get"]["responses"]["403"]
+        assert "host_not_loopback" in refused["description"], path
+        assert refused["content"] == {"application/json": {"schema": {"$ref": ERROR_REF}}}

@@ -78,7 +78,8 @@ async def compare(
     screened, with the pairs each gets wrong alone and the exact McNemar p-value. 403
     `blind_item` for a reviewer-role key (no admin) while the pair of a screening of either
     batch has a blind queue item. `a` and `b` may be names: 409 `ambiguous_batch_name` when
-    several batches carry one."""
+    several batches carry one; 409 `no_common_pairs` when no pair is labelled alike and
+    done in both."""
     first, second = await find_batch(session, a), await find_batch(session, b)
     await _refuse_blind(session, principal, runtime, [first.id, second.id])
     return ComparisonOut.model_validate(await compare_batches(session, first.id, second.id))

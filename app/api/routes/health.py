@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import functools
-from typing import Literal
+from typing import Any, Literal
 
 from fastapi import APIRouter
 from fastapi.responses import JSONResponse
@@ -22,7 +22,17 @@ router = APIRouter(tags=["health"])
 _head_revision = functools.cache(head_revision)
 
 
-@router.get("/healthz")
+# With FAITHSCREEN_AUTH=off, serve's loopback-only guard (app/api/loopback_only.py)
+# answers every path, these too, before any route does.
+LOOPBACK_ONLY: dict[int | str, dict[str, Any]] = {
+    403: {
+        "description": "Only with FAITHSCREEN_AUTH=off: the request's Host or Origin is not "
+        "this machine (`host_not_loopback`, `origin_not_loopback`)."
+    }
+}
+
+
+@router.get("/healthz", responses=LOOPBACK_ONLY)
 async def healthz() -> dict[str, str]:
     """The process is alive."""
     return {"status": "ok"}
@@ -31,7 +41,10 @@ async def healthz() -> dict[str, str]:
 @router.get(
     "/readyz",
     response_model=Readiness,
-    responses={503: {"model": Readiness, "description": "Not ready: see `problems`."}},
+    responses={
+        503: {"model": Readiness, "description": "Not ready: see `problems`."},
+        **LOOPBACK_ONLY,
+    },
 )
 async def readyz(runtime: RuntimeDep) -> JSONResponse:
     """Ready when the database answers and its schema is at head. Says which providers

@@ -197,7 +197,9 @@ async def undo_queue_decision(
     (nothing is deleted), a final decision it set is cleared, and the item is yours again,
     claimed, as it was before. 409 `undo_window_passed` later, `nothing_to_undo` when the
     latest row is not your decision, `claimed_by_other` when someone took the item since,
-    `pair_has_open_item` when a newer item of the pair waits since."""
+    `pair_has_open_item` when a newer item of the pair waits since, `decision_final` for a
+    blind decision that settled its item or a double review's second decision (never
+    withdrawn: its author has since seen what it decided)."""
     rules = ReviewRules.of(runtime.settings)
     return DecidedOut.of_decided(await service.undo(session, principal, item_id, rules=rules))
 
@@ -210,7 +212,8 @@ async def adjudicate_queue_item(
     session: SessionDep,
 ) -> DecidedOut:
     """Admin only, no claim needed: settle a `disputed` double review (409 `not_disputed`
-    otherwise). Resolves the item and sets every screening's `final_decision`."""
+    otherwise, `adjudicator_decided` for an admin who gave one of its decisions). Resolves
+    the item and sets every screening's `final_decision`."""
     decided = await service.adjudicate(
         session, principal, item_id, body.decision, body.note, defects=body.defects
     )
