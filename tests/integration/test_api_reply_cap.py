@@ -62,7 +62,9 @@ async def test_a_faithful_reply_over_the_cap_is_cut_at_read_and_the_pair_needs_r
     assert translator[0]["error"].startswith("reply too large: the body is longer than 65536")
     assert translator[0]["raw_response"] is None and translator[0]["verdict"] == "unclear"
     # What was read, stored: the body's beginning, no more than the cap.
-    for review in (r for r in stored if r.role == "translator"):
+    stored_translator = [r for r in stored if r.role == "translator"]
+    assert len(stored_translator) == len(translator)  # every call the API shows is stored
+    for review in stored_translator:
         assert review.raw_body is not None and 0 < len(review.raw_body) <= CAP
         assert review.raw_body.startswith('{"id": "chatcmpl-scripted-')
 

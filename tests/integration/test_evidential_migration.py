@@ -69,6 +69,6 @@ def test_reviews_stay_append_only(upgraded: sa.Engine) -> None:
     if upgraded.dialect.name == "sqlite":
         refused.append("INSERT OR REPLACE INTO reviews SELECT * FROM reviews")
     for statement in refused:
-        with pytest.raises(sa.exc.DBAPIError), upgraded.begin() as connection:
+        with pytest.raises(sa.exc.DBAPIError, match="append-only"), upgraded.begin() as connection:
             connection.exec_driver_sql(statement)
     assert evidential(upgraded) == [("judge", 1, True), ("translator", 1, True)]
