@@ -17,9 +17,11 @@ from typing import Any
 
 import typer
 
+from app.evidence.bidi_controls import BIDI_CONTROLS
 from app.json_lines import json_text
 
-_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 but tab and newline, DEL, C1, and the bidi controls the evidence check names.
+_CONTROLS = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f" + "".join(BIDI_CONTROLS) + "]")
 
 
 def _visible(found: re.Match[str]) -> str:

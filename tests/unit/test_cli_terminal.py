@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 from app.cli import cli
 from app.cli.progress import ProgressReport, Snapshot
 from app.cli.terminal import shown
+from app.evidence.bidi_controls import BIDI_CONTROLS
 from app.json_lines import json_line, json_text
 
 # C0 but newline and tab, DEL, C1 (CSI among them), and the bidirectional controls.
@@ -55,3 +56,10 @@ def test_a_command_names_a_hostile_file_name_inert(tmp_path: Path) -> None:
     assert result.exit_code != 0 and "cannot read" in result.stderr, result.stderr
     assert "\x1b" not in result.stderr and "\u202e" not in result.stderr
     assert "\\x1b]0;pwned\\x07\\u202epairs.jsonl" in result.stderr
+
+
+@pytest.mark.parametrize("control", sorted(BIDI_CONTROLS))
+def test_every_bidi_control_the_evidence_check_names_is_escaped_everywhere(control: str) -> None:
+    """The terminal and JSONL writers keep no list of their own to fall out of step."""
+    assert shown(f"a{control}b") == f"a\\u{ord(control):04x}b"
+    assert control.encode() not in json_line({"x": f"a{control}b"})
