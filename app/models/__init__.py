@@ -9,6 +9,7 @@ from app.models.pair import PairRow
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, RulingRow
 from app.models.review import Review, ReviewIsAppendOnly
+from app.models.review_thread import Assignment, Comment, ItemOpening, ThreadRowIsAppendOnly
 from app.models.screening import Screening
 from app.models.web_session import WebSession
 
@@ -16,10 +17,13 @@ metadata = Base.metadata
 
 __all__ = [
     "ApiKey",
+    "Assignment",
     "Base",
     "Batch",
+    "Comment",
     "Decision",
     "DecisionIsAppendOnly",
+    "ItemOpening",
     "Job",
     "PairRow",
     "QueueItem",
@@ -31,6 +35,7 @@ __all__ = [
     "ReviewIsAppendOnly",
     "RulingRow",
     "Screening",
+    "ThreadRowIsAppendOnly",
     "WebSession",
     "metadata",
 ]

@@ -73,6 +73,10 @@ class Decision(Base):
     blind: Mapped[bool] = mapped_column(default=False, server_default=false())
     # When the decider's claim on the item began (None without one, e.g. an adjudication).
     claimed_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
+    # When the decider first opened the item (models.review_thread.ItemOpening), copied at
+    # the decision: their time on it. None when they never opened it (a decision over the
+    # API without reading the item, or made before openings were recorded).
+    opened_at: Mapped[datetime | None] = mapped_column(UTCDateTime())
     # On a withdrawal: the decision it takes back.
     withdraws_id: Mapped[int | None] = mapped_column(ForeignKey("decisions.id"))
     # The acting key's name and access role at the time.
