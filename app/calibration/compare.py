@@ -32,13 +32,23 @@ def is_error(judged: Judged) -> bool:
 
 def mcnemar_exact(a_only: int, b_only: int) -> float:
     """Two-sided exact McNemar p-value: under no difference each discordant pair is a fair
-    coin, so the p-value is twice the binomial tail of the rarer side (at most 1)."""
+    coin, so the p-value is twice the binomial tail of the rarer side (at most 1).
+
+    Linear in the rarer count: the tail is its largest term C(n, k)/2^n (from lgamma, in
+    log space, so 2^n never overflows) times 1 + r1 + r1*r2 + ..., each ratio
+    C(n, i-1)/C(n, i) = i/(n-i+1) at most 1 (k <= n/2), summed downwards. A `math.comb`
+    per term was quadratic: 2.3 s at 3,000/3,000 discordant pairs, inside a request."""
     n = a_only + b_only
     if n == 0:
         return 1.0
     k = min(a_only, b_only)
-    tail = sum(math.comb(n, i) for i in range(k + 1)) / (1 << n)
-    return min(1.0, 2.0 * tail)
+    log_largest = math.lgamma(n + 1) - math.lgamma(k + 1) - math.lgamma(n - k + 1)
+    log_largest -= n * math.log(2.0)
+    relative, term = 1.0, 1.0
+    for i in range(k, 0, -1):
+        term *= i / (n - i + 1)
+        relative += term
+    return min(1.0, math.exp(math.log(2.0) + log_largest + math.log(relative)))
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+import anyio.to_thread
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.calibration.compare import Comparison, Judged, compare
@@ -72,7 +73,9 @@ async def compare_batches(session: AsyncSession, a: str, b: str) -> dict[str, An
     """The comparison of GET /v1/calibrations/compare. Raises NotFound for an unknown
     batch and 409 `no_common_pairs` when no pair is labelled alike and done in both."""
     judged = [await _judged(session, batch_id) for batch_id in (a, b)]
-    comparison: Comparison = compare(*judged)
+    # In a worker thread: tens of thousands of pairs take a while, and the event loop
+    # serves every other request (a reviewer key can call this) meanwhile.
+    comparison: Comparison = await anyio.to_thread.run_sync(compare, *judged)
     if comparison.common == 0:
         raise AppError(
             409,

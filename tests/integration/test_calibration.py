@@ -252,3 +252,27 @@ async def test_a_calibration_is_partial_while_labelled_screenings_are_queued(
         True,
     )
     assert body["rates"]["false_pass"] == {"k": 0, "n": 0, "rate": None, "low": None, "high": None}
+
+
+async def test_the_comparison_is_computed_off_the_event_loop(
+    api: Api, current: CurrentScript, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Tens of thousands of pairs take a while: the event loop's thread must stay free.
+    import threading
+
+    from app.calibration import service
+
+    threads: list[threading.Thread] = []
+
+    def compare_recording_its_thread(*judged: Any) -> Any:
+        threads.append(threading.current_thread())
+        return service_compare(*judged)
+
+    service_compare = service.compare
+    monkeypatch.setattr(service, "compare", compare_recording_its_thread)
+    rows = rows_by_name()
+    a = await screen(api, current, PLAN_A, batch_a(rows))
+    b = await screen(api, current, PLAN_B, batch_b(rows))
+    body = await get_json(api, f"/v1/calibrations/compare?a={a}&b={b}")
+    assert body["common"] == 12
+    assert len(threads) == 1 and threads[0] is not threading.current_thread()
