@@ -322,3 +322,28 @@ def _day_ticks(first: date, last: date, base: int) -> str:
             f'<text class="tick" x="{WIDTH}" y="{y}" text-anchor="end">{last.isoformat()}</text>'
         )
     return ticks
+
+
+# The calibration page's rate chart: interval_chart's drawing, but a rate without cases says
+# so where its dot would be (interval_chart notes it `n<10 (0/0)`).
+
+
+def rate_chart(title: str, rows: Sequence[tuple[str, Rate]], empty: str) -> str:
+    """Each rate as a dot with its 95% interval on a 0-100% axis, its counts after it; a
+    rate over no case reads `empty` instead. `rows` are labels of our own, short enough for
+    the label column."""
+    bottom = TOP + len(rows) * ROW
+    drawn = [_rate_row(label, rate, TOP + i * ROW, empty) for i, (label, rate) in enumerate(rows)]
+    return svg_chart(title, bottom + 8, [rate_axis(bottom), *drawn])
+
+
+def _rate_row(label: str, rate: Rate, y: int, empty: str) -> str:
+    baseline = y + ROW / 2 + 2
+    label_text = _text("label", LABEL - 8, baseline, label, ' text-anchor="end"')
+    if rate.denominator == 0:
+        return label_text + _text("empty", LABEL + 8, baseline, empty) + note("0/0", y)
+    return label_text + interval_mark(rate, y) + note(rate_text(rate), y)
+
+
+def _text(css: str, x: float, y: float, text: str, extra: str = "") -> str:
+    return f'<text class="{css}" x="{x:.1f}" y="{y:.1f}"{extra}>{escape(text)}</text>'

@@ -1,10 +1,12 @@
 """The summary report as one self-contained HTML page (pure: report in, text out).
 
-Inline CSS and inline SVG charts (charts.py); no script and no external resource, and a
+The page is the template app/web/templates/report_summary.html on report_page.html:
+inline CSS and inline SVG charts (charts.py); no script and no external resource, and a
 Content-Security-Policy that forbids both, so the file reads the same offline, from a mail
-attachment or an artefact store. Every text from the data (model names, prompt versions,
-reasons, filters) is escaped, and a bidi control in it is shown as its marker
-(app/page_text.py). Rates read as in the terminal (text.rate_text): a share with
+attachment or an artefact store. This module only gathers each section's texts and charts;
+the template escapes every text from the data (model names, prompt versions, reasons,
+filters), and a bidi control in it is shown as its marker (app/reports/pages.py,
+app/page_text.py). Rates read as in the terminal (text.rate_text): a share with
 its counts and 95% Wilson interval, or `n<10 (k/n)` where a share would mislead.
 """
 
@@ -12,9 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from datetime import datetime
-from html import escape
+from typing import Any
 
-from app.page_text import unhidden
+from markupsafe import Markup
+
 from app.reports.charts import (
     bar_chart,
     day_chart,
@@ -22,10 +25,11 @@ from app.reports.charts import (
     latency_chart,
     stacked_chart,
 )
-from app.reports.panel_view import judges_html
+from app.reports.pages import render_report
+from app.reports.panel_view import judges_view
 from app.reports.queue import Resolutions
 from app.reports.stats import TOO_FEW
-from app.reports.summary import READINGS, Agreement, GroupReport, HumanRates, Summary
+from app.reports.summary import READINGS, GroupReport, HumanRates, Summary
 from app.reports.text import (
     agreement_text,
     backlog_text,
@@ -39,7 +43,7 @@ from app.reports.text import (
     tag_rows,
     token_text,
 )
-from app.repositories.report_rows import Backlog, DayCount, TagCounts
+from app.repositories.report_rows import DayCount, TagCounts
 from app.vocabulary import OUTCOMES
 
 OUTCOME_COLOURS = {"passed": "#3a8f5c", "flagged": "#c2423a", "needs_review": "#d89a2b"}
@@ -53,102 +57,76 @@ READING_COLOURS = {
     "provider_error": "#6b2e2a",
     "refused": "#4c6fa8",
 }
-STYLE = """
-body { font: 15px/1.45 system-ui, sans-serif; color: #1d252c; margin: 0; background: #f6f7f8; }
-main { max-width: 960px; margin: 0 auto; padding: 24px; background: #fff; }
-h1 { font-size: 1.6em; margin: 0 0 4px; }
-h2 { font-size: 1.25em; margin: 32px 0 8px; border-bottom: 1px solid #d5dadf; }
-h3 { font-size: 1.05em; margin: 20px 0 6px; }
-h3, td, p { overflow-wrap: anywhere; }
-.meta, .hint { color: #5f6b76; }
-table { border-collapse: collapse; margin: 8px 0 16px; }
-th, td { text-align: left; padding: 3px 12px 3px 0; border-bottom: 1px solid #eceff1;
-  vertical-align: top; }
-th { font-weight: 600; }
-svg.chart { display: block; max-width: 100%; height: auto; margin: 8px 0 20px; }
-svg.chart text { font: 12px system-ui, sans-serif; fill: #1d252c; }
-svg.chart text.heading { font-weight: 600; font-size: 13px; }
-svg.chart text.note, svg.chart text.tick { fill: #5f6b76; }
-svg.chart line { stroke: #1d252c; stroke-width: 1.5; }
-svg.chart line.grid { stroke: #dde2e6; stroke-width: 1; }
-svg.chart circle { fill: #2b6ca3; }
-"""
-# No script, no fetch, no font or image from anywhere: only the inline style may apply.
-CSP = "default-src 'none'; style-src 'unsafe-inline'"
 
 
 def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: datetime) -> str:
     """The whole page; `filters` are the ones the report was read with, label -> value."""
-    body = [
-        "<main>",
-        *_header(summary, filters, generated_at),
-        *_outcomes(summary),
-        *_groups(summary.groups),
-        *_agreement(summary.agreement),
-        *judges_html(summary.judges, summary.panel_agreement, _table),
-        *_human(summary.human),
-        *_resolutions(summary.resolutions),
-        *_backlog(summary.backlog),
-        *_people(summary),
-        *_tags(summary.tags),
-        *_days(summary.days),
-        "</main>",
-    ]
-    return html_page("FaithScreen report", body)
+    return render_report(
+        "report_summary.html",
+        title="FaithScreen report",
+        summary=summary,
+        filters=filters,
+        generated=generated_at.isoformat(timespec="seconds"),
+        too_few=TOO_FEW,
+        tokens=token_text(summary.tokens_per_screening),
+        kappa="-" if summary.agreement.kappa is None else f"{summary.agreement.kappa:.3f}",
+        judges=judges_view(summary.judges, summary.panel_agreement),
+        backlog=backlog_text(summary.backlog),
+        reviewer_agreement=agreement_text(summary.reviewer_agreement),
+        conflicts=conflicts_text(summary.conflicts),
+        **_outcomes(summary),
+        groups=_groups(summary.groups),
+        human=_human(summary.human),
+        resolutions=_resolutions(summary.resolutions),
+        defects=_rows(defect_rows(summary.defects)),
+        tags=_tags(summary.tags),
+        days=_days(summary.days),
+    )
 
 
 def html_page(title: str, body: Sequence[str], *, extra_style: str = "") -> str:
-    """A self-contained page: the report's stylesheet (plus `extra_style`) and its CSP."""
-    head = [
-        "<!doctype html>",
-        '<html lang="en"><head><meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f'<meta http-equiv="Content-Security-Policy" content="{CSP}">',
-        f"<title>{escape(title)}</title><style>{STYLE}{extra_style}</style></head><body>",
-    ]
-    # Model names, filters and tags come from outside: no bidi control in them reaches the
-    # page as itself, in a cell, a chart's label or a title alike (app/page_text.py).
-    return unhidden("\n".join([*head, *body, "</body></html>"]) + "\n")
+    """A self-contained page: the report's stylesheet (plus `extra_style`) and its CSP.
+    `body` is markup its caller made (one element a line); the title is text. The report
+    pages themselves extend report_page.html instead."""
+    markup = Markup("\n".join(body) + "\n")
+    return render_report(
+        "report_page.html", title=title, body=markup, extra_style=Markup(extra_style)
+    )
 
 
-def _header(summary: Summary, filters: Mapping[str, str], generated_at: datetime) -> list[str]:
-    chosen = ", ".join(f"{escape(k)} {escape(v)}" for k, v in filters.items())
-    return [
-        "<h1>FaithScreen report</h1>",
-        f'<p class="meta">Generated {escape(generated_at.isoformat(timespec="seconds"))}. '
-        f"Filters: {chosen or 'none (everything stored)'}.</p>",
-        f"<p>{summary.screenings} finished screenings. Passing is evidence, never "
-        f"certification. A rate over fewer than {TOO_FEW} cases shows only its counts.</p>",
-        f"<p>Tokens per screening: {escape(token_text(summary.tokens_per_screening))}.</p>",
-    ]
+# Each section's context: rows of plain text (escaped by the template) and charts, which
+# are SVG markup from charts.py. None where the section says it has nothing to show.
 
 
-def _outcomes(summary: Summary) -> list[str]:
+def _outcomes(summary: Summary) -> dict[str, Any]:
     outcomes = list(summary.outcomes.items())
     reasons = list(summary.reasons.items())
-    parts = ["<h2>Outcomes and reasons</h2>", bar_chart("Outcomes", outcomes, OUTCOME_COLOURS)]
-    parts.append(_table(["outcome", "screenings"], [[k, str(v)] for k, v in outcomes]))
+    shown = {
+        "chart": Markup(bar_chart("Outcomes", outcomes, OUTCOME_COLOURS)),
+        "rows": [[k, str(v)] for k, v in outcomes],
+    }
     if not reasons:
-        return [*parts, '<p class="hint">No reasons recorded.</p>']
-    parts.append(bar_chart("Reasons", reasons, {}))
-    return [*parts, _table(["reason", "screenings"], [[k, str(v)] for k, v in reasons])]
+        return {"outcomes": shown, "reasons": None}
+    chart = Markup(bar_chart("Reasons", reasons, {}))
+    return {
+        "outcomes": shown,
+        "reasons": {"chart": chart, "rows": [[k, str(v)] for k, v in reasons]},
+    }
 
 
-def _groups(groups: Sequence[GroupReport]) -> list[str]:
-    parts = ["<h2>Calls per role × model × prompt version</h2>"]
+def _groups(groups: Sequence[GroupReport]) -> dict[str, Any] | None:
     if not groups:
-        return [*parts, '<p class="hint">No calls recorded.</p>']
+        return None
     readings = [(group_title(g), g.readings) for g in groups]
     latency = [(group_title(g), g.latency_p50_ms, g.latency_p95_ms) for g in groups]
-    return [
-        *parts,
-        stacked_chart("Final readings", readings, READINGS, READING_COLOURS),
-        latency_chart("Latency p50 (dark) and p95 (light), ms", latency),
-        *(line for group in groups for line in _group(group)),
-    ]
+    return {
+        "readings": Markup(stacked_chart("Final readings", readings, READINGS, READING_COLOURS)),
+        "latency": Markup(latency_chart("Latency p50 (dark) and p95 (light), ms", latency)),
+        "each": [_group(group) for group in groups],
+    }
 
 
-def _group(group: GroupReport) -> list[str]:
+def _group(group: GroupReport) -> dict[str, Any]:
     rates = [
         ("format retry", group.format_retry),
         ("retry recovered", group.retry_recovered),
@@ -157,101 +135,52 @@ def _group(group: GroupReport) -> list[str]:
         ("false pass", group.human.false_pass),
     ]
     counts = [["screenings", str(group.screenings)], ["calls", str(group.calls)]]
-    return [
-        f"<h3>{escape(group_title(group))}</h3>",
-        interval_chart("Rates with 95% intervals", rates),
-        _table([], [*counts, *group_rows(group)]),
-    ]
+    return {
+        "title": group_title(group),
+        "chart": Markup(interval_chart("Rates with 95% intervals", rates)),
+        "rows": [*counts, *group_rows(group)],
+    }
 
 
-def _agreement(agreement: Agreement) -> list[str]:
-    kappa = "-" if agreement.kappa is None else f"{agreement.kappa:.3f}"
-    return [
-        "<h2>Translator and judge agreement</h2>",
-        f"<p>Cohen's kappa <strong>{kappa}</strong> over {agreement.screenings} screenings "
-        "where both final readings were read (status ok).</p>",
-    ]
-
-
-def _human(human: HumanRates) -> list[str]:
+def _human(human: HumanRates) -> dict[str, Any]:
     rates = [("flagged precision", human.flagged_precision), ("false pass", human.false_pass)]
-    return [
-        "<h2>Against people's decisions</h2>",
-        '<p class="hint">Flagged precision: flagged screenings a person judged mismatch. '
-        "False pass: audited passed screenings a person judged mismatch.</p>",
-        interval_chart("Rates against people's decisions, 95% intervals", rates),
-        _table(["rate", "value"], human_rows(human)),
-    ]
+    chart = interval_chart("Rates against people's decisions, 95% intervals", rates)
+    return {"chart": Markup(chart), "rows": human_rows(human)}
 
 
-def _resolutions(resolutions: Resolutions) -> list[str]:
-    parts = [
-        "<h2>needs_review decided by people, by reason</h2>",
-        '<p class="hint">Each screening counts under every reason it has; the mismatch '
-        "share is over the decided ones. Undecided: not decided yet, or reopened.</p>",
-    ]
+def _resolutions(resolutions: Resolutions) -> dict[str, Any] | None:
     if not resolutions.total.screenings:
-        return [*parts, '<p class="hint">No needs_review screenings.</p>']
+        return None
     rows = [("all needs_review", resolutions.total), *resolutions.by_reason.items()]
     counts = [(label, _decided(r.faithful, r.mismatch, r.undecided)) for label, r in rows]
     chart = stacked_chart("Decisions", counts, list(DECISION_COLOURS), DECISION_COLOURS)
-    header, *body = resolution_rows(resolutions)
-    return [*parts, chart, _table(header, body)]
+    return {"chart": Markup(chart), **(_rows(resolution_rows(resolutions)) or {})}
 
 
 def _decided(faithful: int, mismatch: int, undecided: int) -> dict[str, int]:
     return {"faithful": faithful, "mismatch": mismatch, "undecided": undecided}
 
 
-def _backlog(backlog: Backlog) -> list[str]:
-    return ["<h2>Review queue</h2>", f"<p>{escape(backlog_text(backlog))}.</p>"]
-
-
-def _people(summary: Summary) -> list[str]:
-    parts = [
-        "<h2>People's decisions</h2>",
-        f"<p>Reviewer agreement: {escape(agreement_text(summary.reviewer_agreement))}.</p>",
-        f"<p>Conflicts: {escape(conflicts_text(summary.conflicts))}.</p>",
-        "<h3>Defects named on mismatches, by outcome</h3>",
-        '<p class="hint">Which kinds of mismatch people found; under passed, the ones the '
-        "screen let through. A screening with two defects counts under both.</p>",
-    ]
-    rows = defect_rows(summary.defects)
+def _rows(rows: Sequence[Sequence[str]]) -> dict[str, Any] | None:
+    """A header row and the rows under it; None for no rows at all."""
     if not rows:
-        return [*parts, '<p class="hint">No mismatch decided.</p>']
+        return None
     header, *body = rows
-    return [*parts, _table(header, body)]
+    return {"header": header, "rows": body}
 
 
-def _tags(tags: TagCounts) -> list[str]:
-    parts = ["<h2>Outcomes by tag</h2>"]
+def _tags(tags: TagCounts) -> dict[str, Any] | None:
     if not tags.shown:
-        return [*parts, '<p class="hint">No tags on these screenings.</p>']
-    if tags.not_shown:
-        parts.append(
-            f'<p class="hint">The {len(tags.shown)} tags with most screenings, of {tags.total}.</p>'
-        )
+        return None
     rows = [(t.tag, t.outcomes) for t in tags.shown]
-    header, *body = tag_rows(tags)
     chart = stacked_chart("Outcomes by tag", rows, OUTCOMES, OUTCOME_COLOURS)
-    return [*parts, chart, _table(header, body)]
+    shown = {"not_shown": tags.not_shown, "shown": len(tags.shown), "total": tags.total}
+    return {"chart": Markup(chart), **shown, **(_rows(tag_rows(tags)) or {})}
 
 
-def _days(days: list[DayCount]) -> list[str]:
-    parts = ["<h2>Screenings per day (UTC)</h2>"]
+def _days(days: list[DayCount]) -> dict[str, Any] | None:
     if not days:
-        return [*parts, '<p class="hint">No screenings.</p>']
+        return None
     columns = [(d.day, d.outcomes) for d in days]
-    header, *body = day_rows(days)
     chart = day_chart("Screenings per day, by outcome", columns, OUTCOMES, OUTCOME_COLOURS)
-    return [*parts, chart, _table(header, body)]
-
-
-def _table(columns: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
-    """A table with a header row when `columns` are given."""
-    cells = "".join(f"<th>{escape(c)}</th>" for c in columns)
-    header = f"<tr>{cells}</tr>" if columns else ""
-    body = "".join(
-        "<tr>" + "".join(f"<td>{escape(cell)}</td>" for cell in row) + "</tr>" for row in rows
-    )
-    return f"<table>{header}{body}</table>"
+    return {"chart": Markup(chart), **(_rows(day_rows(days)) or {})}

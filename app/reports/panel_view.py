@@ -2,13 +2,13 @@
 
 Shown only when a judge panel screened some of the reported screenings: with the single
 judge, its numbers are the `judge` groups' already, and the report reads as before. The
-HTML parts are escaped here; `html_page` marks any bidi control in a judge's name.
+HTML section is the template report_judges.html, which escapes and marks every text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from html import escape
+from collections.abc import Sequence
+from typing import Any
 
 from app.reports.panel import JudgeReport, PanelAgreement
 from app.vocabulary import SINGLE_JUDGE
@@ -49,26 +49,17 @@ def panel_agreement_text(agreement: PanelAgreement) -> list[str]:
     return lines
 
 
-Table = Callable[[Sequence[str], Sequence[Sequence[str]]], str]
-
-
-def judges_html(
-    judges: Sequence[JudgeReport], agreement: PanelAgreement, table: Table
-) -> list[str]:
-    """`table`: html.py's `_table(columns, rows)` (passed in: html.py imports this)."""
+def judges_view(judges: Sequence[JudgeReport], agreement: PanelAgreement) -> dict[str, Any] | None:
+    """The HTML report's judges section (templates/report_judges.html): its table's rows, a
+    header first, Fleiss' kappa and each pair's Cohen's kappa; None without a panel."""
     if not has_panel(judges):
-        return []
-    rows = judge_rows(judges)
-    pairs = "".join(
-        f"<li>{escape(pair)}: Cohen's kappa {_kappa(k)}</li>" for pair, k in agreement.pairs.items()
-    )
-    return [
-        "<h2>Judges</h2>",
-        table(rows[0], rows[1:]),
-        f"<p>Fleiss' kappa <strong>{_kappa(agreement.fleiss_kappa)}</strong> over "
-        f"{agreement.n} panel screenings where the translator and every judge read ok.</p>",
-        f"<ul>{pairs}</ul>" if pairs else "",
-    ]
+        return None
+    return {
+        "rows": judge_rows(judges),
+        "fleiss": _kappa(agreement.fleiss_kappa),
+        "n": agreement.n,
+        "pairs": [(pair, _kappa(k)) for pair, k in agreement.pairs.items()],
+    }
 
 
 def _kappa(value: float | None) -> str:
