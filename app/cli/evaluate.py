@@ -346,3 +346,7 @@ def _local(database_url: str | None, work: Callable[[AsyncSession], Awaitable[T]
         return run_in_session(database_url, work)
     except AppError as error:
         raise CommandFailed(error.message) from error
+
+
+# `eval formats` (the reply-format study) registers itself on `evaluate`, from its module.
+from app.cli import format_study as _format_study  # noqa: E402, F401

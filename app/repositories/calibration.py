@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
-from sqlalchemy import Row, Select, func, select
+from sqlalchemy import ColumnElement, Row, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
@@ -34,15 +34,16 @@ async def unlabelled_count(session: AsyncSession, batch_id: str) -> int:
 
 
 async def labelled_screenings(
-    session: AsyncSession, batch_id: str
+    session: AsyncSession, batch_id: str, *extra: ColumnElement[Any]
 ) -> AsyncIterator[Sequence[AnyRow]]:
     """Each labelled screening of the batch as its rows, one per stored review (a single
     row with null review columns when it has none). Row fields: `id`, `label`, `status`,
     `outcome`, `reasons`, `tags`, `formal`, `confirmations`, `policy_version`,
     `evidence_version`, and the review's `role`, `model`, `prompt_version`,
     `parser_version`, `verdict` and `parse_status` (its current reading's), `judge_name`,
-    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`, `evidential`."""
-    result = await session.stream(_labelled_statement(batch_id))
+    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`, `evidential`, then the
+    `extra` columns asked for (the format study's pair id and reply text)."""
+    result = await session.stream(_labelled_statement(batch_id).add_columns(*extra))
     group: list[AnyRow] = []
     try:
         async for row in result:
