@@ -168,6 +168,16 @@ class Settings(BaseSettings):
     # (of the connection opening, for its first request), however slowly the bytes trickle
     # in; past it the connection is answered 408 and closed.
     client_timeout_seconds: float = Field(default=30.0, gt=0)
+    # ---- Priorities, caps and idempotency (docs/api.md, "Priorities and caps") ----
+    # Screenings one key may have waiting or running (queued or running jobs), all
+    # priorities together; past it intake answers 429 `key_outstanding_cap`. 0: no cap.
+    key_max_outstanding: int = Field(default=100_000, ge=0)
+    # Of those, interactive ones (claimed before any batch work); past it 429
+    # `key_interactive_cap`. 0: no cap.
+    key_max_outstanding_interactive: int = Field(default=1_000, ge=0)
+    # How long a single screening's Idempotency-Key is kept: a repeat within this many
+    # seconds gets the first screening; after it, the key makes a new one.
+    screening_idempotency_seconds: float = Field(default=86_400.0, gt=0)
     job_lease_seconds: float = Field(default=60.0, gt=0)
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).

@@ -116,6 +116,14 @@ class ScreeningStatus(StrEnum):
     DONE = "done"
 
 
+class Priority(StrEnum):
+    """Which screenings' jobs are claimed first: every due interactive one before any batch
+    one (docs/api.md, Priorities)."""
+
+    INTERACTIVE = "interactive"  # a single screening, an MCP call: someone waits
+    BATCH = "batch"  # a batch's items
+
+
 class JobStatus(StrEnum):
     QUEUED = "queued"
     RUNNING = "running"

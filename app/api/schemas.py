@@ -18,7 +18,7 @@ from app.api.shown_text import (
 )
 from app.models.review import Review
 from app.models.screening import Screening
-from app.vocabulary import Outcome, ScreeningStatus
+from app.vocabulary import Outcome, Priority, ScreeningStatus
 
 # Every keyset-paginated listing's link to its next page.
 NextCursor = Annotated[
@@ -82,9 +82,16 @@ class Readiness(BaseModel):
     )
 
 
+PRIORITY_DOC = (
+    "Which work is claimed first: every due `interactive` screening before any `batch` one "
+    "(docs/api.md, Priorities and caps)."
+)
+
+
 class Accepted(BaseModel):
     id: str
     status: ScreeningStatus
+    priority: Priority = Field(description=PRIORITY_DOC)
 
 
 class EvidenceOut(BaseModel):
@@ -175,6 +182,7 @@ class ScreeningSummary(BaseModel):
     reasons: list[str] | None = Field(description="null only on a `blind` screening.")
     external_id: str | None
     batch_id: str | None
+    priority: Priority = Field(description=PRIORITY_DOC)
     policy_version: str | None
     created_at: datetime
     finished_at: datetime | None

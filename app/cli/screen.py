@@ -16,6 +16,7 @@ from typing import Annotated, Any
 import typer
 
 from app.api.batch_schemas import BatchOut
+from app.auth.principal import ANONYMOUS
 from app.cli.batch import (
     EXIT_BAD_INPUT,
     NDJSON,
@@ -164,7 +165,12 @@ async def intake_locally(
         async with runtime.sessions() as session:
             named = name or pairs.name
             accepted = await submit_batch(
-                session, body, runtime.settings, name=named, idempotency_key=idempotency_key
+                session,
+                body,
+                runtime.settings,
+                principal=ANONYMOUS,
+                name=named,
+                idempotency_key=idempotency_key,
             )
             await session.commit()
     except BatchRejected as error:

@@ -20,21 +20,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from pydantic import ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.auth.principal import Principal
 from app.errors import AppError
 from app.evidence import run_checks
 from app.evidence.finding import Finding
+from app.intake import admission
 from app.intake.batch_body import BatchBody, BatchRejected, Items, RawItem, error_detail, read_items
+from app.intake.idempotency import check_repeat, held_by
 from app.intake.requests import ScreeningRequest
 from app.intake.screenings import check_request
 from app.intake.store import Submission, pair_of, store_chunk
 from app.models.batch import Batch, new_batch_id
 from app.repositories import batches
 from app.settings import Settings
+from app.vocabulary import Priority
 
 __all__ = [
     "Accepted",
@@ -151,11 +156,13 @@ async def submit_batch(
     body: BatchBody,
     settings: Settings,
     *,
+    principal: Principal,
     name: str | None = None,
     idempotency_key: str | None = None,
 ) -> Accepted:
     """Store the batch and queue (or decide) its items, or return the batch an earlier
-    request with the same `idempotency_key` stored (409 if that request's body differed)."""
+    request with the same `idempotency_key` stored (409 if that request's body differed).
+    Its items are `principal`'s, at priority batch unless they ask otherwise (admission)."""
     if idempotency_key is not None:
         earlier = await batches.get_by_key(session, idempotency_key)
         if earlier is not None:
@@ -163,6 +170,7 @@ async def submit_batch(
     items = read_items(body)
     findings = await asyncio.to_thread(check_items, items, settings)
     await batches.lock_ingest(session)
+    await admission.lock_caps(session, principal)
     batch_id = new_batch_id()
     stored = await batches.add(
         session,
@@ -175,27 +183,17 @@ async def submit_batch(
     if not stored:
         # Only the key can clash (the id is new): another request with this key committed
         # while this one was checking its items.
-        return _repeat(await _by_key(session, idempotency_key), body)
-    queued = await _store_items(session, batch_id, items, findings, settings)
+        key = str(idempotency_key)
+        return _repeat(await held_by(partial(batches.get_by_key, session, key), key), body)
+    queued = await _store_items(session, batch_id, items, findings, settings, principal)
+    if queued:
+        await admission.check_caps(session, principal, settings)
     return Accepted(await _by_id(session, batch_id), created=True, queued=queued)
 
 
 def _repeat(batch: Batch, body: BatchBody) -> Accepted:
-    if batch.body_sha256 != body.sha256:
-        raise AppError(
-            409,
-            "idempotency_key_reused",
-            f"this Idempotency-Key was used for batch {batch.id} with a different body; "
-            "use a new key for a new batch",
-        )
+    check_repeat("batch", batch.id, batch.body_sha256, body.sha256)
     return Accepted(batch, created=False)
-
-
-async def _by_key(session: AsyncSession, key: str | None) -> Batch:
-    batch = None if key is None else await batches.get_by_key(session, key)
-    if batch is None:
-        raise RuntimeError(f"no batch holds Idempotency-Key {key!r} after a conflict on it")
-    return batch
 
 
 async def _by_id(session: AsyncSession, batch_id: str) -> Batch:
@@ -206,15 +204,23 @@ async def _by_id(session: AsyncSession, batch_id: str) -> Batch:
 
 
 async def _store_items(
-    session: AsyncSession, batch_id: str, items: Items, findings: Findings, settings: Settings
+    session: AsyncSession,
+    batch_id: str,
+    items: Items,
+    findings: Findings,
+    settings: Settings,
+    principal: Principal,
 ) -> int:
     queued = 0
     chunk: list[Submission] = []
+    store = partial(store_chunk, session, batch_id, settings=settings, submitter=principal.name)
     for item in items:
-        chunk.append(Submission(item.parse(), item.index, findings[item.index]))
+        request = item.parse()
+        priority = admission.priority_for(request, Priority.BATCH, principal)
+        chunk.append(Submission(request, item.index, findings[item.index], priority))
         if len(chunk) == CHUNK_ITEMS:
-            queued += (await store_chunk(session, batch_id, chunk, settings)).queued
+            queued += (await store(chunk)).queued
             chunk = []
     if chunk:
-        queued += (await store_chunk(session, batch_id, chunk, settings)).queued
+        queued += (await store(chunk)).queued
     return queued

@@ -79,6 +79,14 @@ class Options(BaseModel):
             "with a panel (FAITHSCREEN_JUDGES)."
         ),
     )
+    priority: Literal["interactive", "batch"] | None = Field(
+        default=None,
+        description=(
+            "Which work is claimed first: every due interactive screening before any batch "
+            "one. Default: interactive for a single screening, batch for a batch's items. "
+            "Any key may choose batch; only an admin key may make a batch's items interactive."
+        ),
+    )
 
 
 class SuppliedReplies(BaseModel):

@@ -1,17 +1,27 @@
 """Accepting one screening: the checks every request passes (a batch's items too), then
-storing it as a chunk of one (store.py)."""
+storing it as a chunk of one (store.py), under its Idempotency-Key when it has one."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from functools import partial
+
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from app.auth.principal import Principal
+from app.clock import utcnow
 from app.errors import AppError, PayloadTooLarge, ProviderNotConfigured
+from app.intake import admission
+from app.intake.idempotency import Keyed, check_repeat, held_by
 from app.intake.requests import ScreeningRequest
 from app.intake.store import Submission, store_chunk
 from app.intake.supplied import check_judges, check_reply_sizes
 from app.models.screening import Screening
-from app.repositories import screenings
+from app.models.screening_key import ScreeningKey
+from app.repositories import screening_keys, screenings
 from app.settings import Settings
+from app.vocabulary import Priority
 
 
 def check_request(request: ScreeningRequest, settings: Settings) -> None:
@@ -43,12 +53,56 @@ def _check_sizes(request: ScreeningRequest, settings: Settings) -> None:
         check_reply_sizes(request.replies, settings.max_reply_bytes)
 
 
-async def submit(session: AsyncSession, request: ScreeningRequest, settings: Settings) -> Screening:
+@dataclass(frozen=True, slots=True)
+class Submitted:
+    screening: Screening
+    # False when an Idempotency-Key repeat found the screening stored earlier.
+    created: bool
+
+
+async def submit(
+    session: AsyncSession,
+    request: ScreeningRequest,
+    settings: Settings,
+    *,
+    principal: Principal,
+    keyed: Keyed | None = None,
+) -> Submitted:
     """Store the screening, as a chunk of one on the path a batch takes: supplied replies are
-    decided at once, others are queued. Returns the stored row."""
+    decided at once, others are queued. With `keyed`, a repeat within
+    FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS gets the screening stored first (409 if its
+    body differed)."""
+    if keyed is not None:
+        since = utcnow() - timedelta(seconds=settings.screening_idempotency_seconds)
+        find = partial(screening_keys.find, session, keyed.key, since=since)
+        if earlier := await find():
+            return await _repeat(session, earlier, keyed)
     check_request(request, settings)
-    stored = await store_chunk(session, None, [Submission(request)], settings)
-    screening = await screenings.get(session, stored.screening_ids[0])
+    submission = Submission(
+        request, priority=admission.priority_for(request, Priority.INTERACTIVE, principal)
+    )
+    await admission.lock_caps(session, principal)
+    if keyed is not None and not await _take(session, keyed, submission.screening_id, since):
+        return await _repeat(session, await held_by(find, keyed.key), keyed)
+    stored = await store_chunk(session, None, [submission], settings, submitter=principal.name)
+    if stored.queued:
+        await admission.check_caps(session, principal, settings)
+    return Submitted(await _stored(session, stored.screening_ids[0]), created=True)
+
+
+async def _take(session: AsyncSession, keyed: Keyed, screening_id: str, since: datetime) -> bool:
+    return await screening_keys.take(
+        session, keyed.key, screening_id, keyed.body_sha256, since=since
+    )
+
+
+async def _repeat(session: AsyncSession, earlier: ScreeningKey, keyed: Keyed) -> Submitted:
+    check_repeat("screening", earlier.screening_id, earlier.body_sha256, keyed.body_sha256)
+    return Submitted(await _stored(session, earlier.screening_id), created=False)
+
+
+async def _stored(session: AsyncSession, screening_id: str) -> Screening:
+    screening = await screenings.get(session, screening_id)
     if screening is None:
-        raise RuntimeError("a screening is missing in the transaction that stored it")
+        raise RuntimeError(f"screening {screening_id} is missing, yet a key or a chunk names it")
     return screening

@@ -11,8 +11,9 @@ committed without its item.
 from __future__ import annotations
 
 import dataclasses
+from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -26,7 +27,7 @@ from app.repositories.reviews import ReviewRecord
 from app.repositories.screenings import NewScreening
 from app.review_queue.enqueue import queue_many
 from app.settings import Settings
-from app.vocabulary import Pair
+from app.vocabulary import Pair, Priority
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,6 +40,10 @@ class Submission:
     # The pair's evidence findings, when replies are supplied and the caller ran the checks
     # already (a batch does, in its checking pass off the event loop); None: run here.
     findings: tuple[Finding, ...] | None = None
+    # The priority it is screened at (admission.priority_for decided it).
+    priority: Priority = Priority.INTERACTIVE
+    # Its screening's id, chosen before anything is stored (an Idempotency-Key names it).
+    screening_id: str = field(default_factory=new_screening_id)
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,26 +63,29 @@ async def store_chunk(
     batch_id: str | None,
     chunk: Sequence[Submission],
     settings: Settings,
+    *,
+    submitter: str,
 ) -> StoredChunk:
     """One round of bulk inserts in the caller's transaction (`batch_id`: None for a single
-    screening)."""
+    screening); the jobs take `submitter`'s next turns (the key's name)."""
     pair_ids = await pairs.get_or_create_many(session, [pair_of(s.request) for s in chunk])
     new: list[NewScreening] = []
     records: list[ReviewRecord] = []
-    queued: list[str] = []
+    queued: dict[Priority, list[str]] = defaultdict(list)
     for submission, pair_id in zip(chunk, pair_ids, strict=True):
         screening, supplied = _screening(submission, pair_id, batch_id, settings)
         new.append(screening)
         records.extend(supplied)
         if screening.outcome is None:
-            queued.append(screening.id)
+            queued[submission.priority].append(screening.id)
     await screenings.add_many(session, new)
     await reviews.add_many(session, records)
     await queue_many(
         session, new, audit_rate=settings.audit_rate, double_rate=settings.review_double_rate
     )
-    await jobs.enqueue_many(session, queued)
-    return StoredChunk([screening.id for screening in new], len(queued))
+    for priority, screening_ids in queued.items():
+        await jobs.enqueue_many(session, screening_ids, priority=priority, submitter=submitter)
+    return StoredChunk([s.id for s in new], sum(len(ids) for ids in queued.values()))
 
 
 def _screening(
@@ -88,7 +96,7 @@ def _screening(
     request = submission.request
     panel = request_panel(request, settings)
     screening = NewScreening(
-        id=new_screening_id(),
+        id=submission.screening_id,
         pair_id=pair_id,
         external_id=request.external_id,
         batch_id=batch_id,
@@ -98,6 +106,7 @@ def _screening(
         tags=request.tags,
         judges=None if panel is None else panel.judges,
         panel_rule=None if panel is None else panel.rule,
+        priority=submission.priority,
     )
     if request.replies is None:
         return screening, []

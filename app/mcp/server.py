@@ -32,6 +32,11 @@ REPLIES_DOC = (
     "Replies already written (`translator`, and `judge` or a panel's `judges` by name): "
     "decided at once, with no provider call."
 )
+IDEMPOTENCY_DOC = (
+    "Your own key for this pair (up to 255 characters): calling again with the same key and "
+    "the same arguments returns the screening made the first time (within the server's "
+    "window) instead of screening again; other arguments under the key are refused."
+)
 # As the API's `replies` (SuppliedReplies), which checks them.
 Replies = dict[str, str | dict[str, str]]
 INSTRUCTIONS = (
@@ -61,6 +66,9 @@ def _screen_pair(connect: Connect) -> Callable[..., Any]:
         header: Annotated[str | None, Field(description="Imports and `open` lines.")] = None,
         replies: Annotated[Replies | None, Field(description=REPLIES_DOC)] = None,
         wait_seconds: Annotated[float, Field(description=WAIT_DOC)] = 60.0,
+        idempotency_key: Annotated[
+            str | None, Field(min_length=1, max_length=255, description=IDEMPOTENCY_DOC)
+        ] = None,
     ) -> ScreeningResult:
         """Screen one (informal, Lean 4) pair: outcome, reasons, each reviewer's verdict and
         parse status, the back-translation, evidence and a one-line summary."""
@@ -69,7 +77,12 @@ def _screen_pair(connect: Connect) -> Callable[..., Any]:
         async with connect(ctx) as client:
             try:
                 screening = await client.screen(
-                    informal, formal, header=header, replies=replies, wait=False
+                    informal,
+                    formal,
+                    header=header,
+                    replies=replies,
+                    wait=False,
+                    idempotency_key=idempotency_key,
                 )
                 if screening.status != "done" and wait_seconds > 0:
                     screening = await _waited(client, screening.id, wait_seconds)

@@ -11,6 +11,7 @@ from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, Ruli
 from app.models.review import Review, ReviewIsAppendOnly
 from app.models.review_thread import Assignment, Comment, ItemOpening, ThreadRowIsAppendOnly
 from app.models.screening import Screening
+from app.models.screening_key import ScreeningKey
 from app.models.web_session import WebSession
 
 metadata = Base.metadata
@@ -35,6 +36,7 @@ __all__ = [
     "ReviewIsAppendOnly",
     "RulingRow",
     "Screening",
+    "ScreeningKey",
     "ThreadRowIsAppendOnly",
     "WebSession",
     "metadata",

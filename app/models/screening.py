@@ -29,6 +29,7 @@ from app.vocabulary import (
     Label,
     Outcome,
     PanelRule,
+    Priority,
     ScreeningStatus,
 )
 
@@ -37,6 +38,7 @@ if TYPE_CHECKING:
     from app.models.review import Review
 
 STATUSES = tuple(s.value for s in ScreeningStatus)
+PRIORITIES = tuple(p.value for p in Priority)
 DECISIONS = FINAL_VALUES
 
 
@@ -61,6 +63,7 @@ class Screening(Base):
         CheckConstraint(
             f"panel_rule IS NULL OR {one_of('panel_rule', PANEL_RULES)}", name="panel_rule"
         ),
+        CheckConstraint(one_of("priority", PRIORITIES), name="priority"),
         # A batch's labelled screenings, read by its calibration.
         Index("ix_screenings_batch_id_label", "batch_id", "label"),
     )
@@ -98,6 +101,10 @@ class Screening(Base):
     # What the client knows the pair to be, for calibration; read by reports only (never
     # by a prompt, the evidence checks, the policy or the review queue).
     label: Mapped[Label | None] = mapped_column(StrEnumType(Label, 16))
+    # How its job is claimed: interactive before batch (docs/api.md, Priorities).
+    priority: Mapped[Priority] = mapped_column(
+        StrEnumType(Priority, 16), default=Priority.INTERACTIVE, server_default="interactive"
+    )
     # The client's slicing tags (validated at intake), [] when none.
     tags: Mapped[list[str]] = mapped_column(JSON, default=list, server_default=text("'[]'"))
 

@@ -10,6 +10,15 @@ Owner names must be unique per worker process (e.g. host:pid:random).
 
 `attempts` counts claims, a reclaim after a lapsed lease included (the crash may be the
 job's fault). A release gives its claim back: it is not a failed attempt.
+
+Order: due jobs are claimed by (priority_rank, turn, id). Every interactive job comes
+before any batch job; within a priority, keys take turns. A key's new jobs get the turns
+after its own last live job, and never before the front of the queue (the lowest queued
+turn): so a key that queues 100 jobs behind another's 100,000 gets one turn in two until
+its jobs are gone, and a key that was idle cannot jump ahead of the work already waiting.
+Both lookups, and the claim's scan, walk partial indexes holding live jobs only
+(app/models/job.py), whose predicates are written as literals so PostgreSQL can use them
+in a generic plan.
 """
 
 from __future__ import annotations
@@ -25,12 +34,14 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
 
 from app.clock import utcnow
-from app.models.job import Job
+from app.models.job import LIVE_ONLY, QUEUED_ONLY, Job
 from app.repositories.conflicts import insert_unless_exists
-from app.vocabulary import JobStatus
+from app.vocabulary import JobStatus, Priority
 
 QUEUED = JobStatus.QUEUED
 RUNNING = JobStatus.RUNNING
+# The number a priority is stored and ordered by: lowest first.
+PRIORITY_RANKS = {Priority.INTERACTIVE: 0, Priority.BATCH: 1}
 
 
 @dataclass(frozen=True, slots=True)
@@ -42,13 +53,50 @@ class ClaimedJob:
 
 
 async def enqueue(
-    session: AsyncSession, screening_id: str, *, run_after: datetime | None = None
+    session: AsyncSession,
+    screening_id: str,
+    *,
+    run_after: datetime | None = None,
+    priority: Priority = Priority.INTERACTIVE,
+    submitter: str | None = None,
 ) -> bool:
     """Queue the screening's job (due at once unless `run_after`); False if it has one."""
-    values: dict[str, Any] = {"screening_id": screening_id}
+    rank = PRIORITY_RANKS[priority]
+    values: dict[str, Any] = {
+        "screening_id": screening_id,
+        "priority_rank": rank,
+        "turn": await next_turn(session, submitter, rank),
+        "submitter": submitter,
+    }
     if run_after is not None:
         values["run_after"] = run_after
     return await insert_unless_exists(session, Job, values, ["screening_id"])
+
+
+async def next_turn(session: AsyncSession, submitter: str | None, rank: int) -> int:
+    """The turn of `submitter`'s next job at `rank`: after its own last live job, and no
+    earlier than the front of the queue (the lowest queued turn; with none queued, just
+    after the highest running one)."""
+    mine = Job.submitter.is_(None) if submitter is None else Job.submitter == submitter
+    last = select(func.max(Job.turn)).where(LIVE_ONLY, mine, Job.priority_rank == rank)
+    front = select(func.min(Job.turn) - 1).where(QUEUED_ONLY, Job.priority_rank == rank)
+    running = select(func.max(Job.turn)).where(Job.status == RUNNING, Job.priority_rank == rank)
+    found = [(await session.execute(query)).scalar_one_or_none() for query in (last, front)]
+    if found[1] is None:
+        found[1] = (await session.execute(running)).scalar_one_or_none()
+    return max((value for value in found if value is not None), default=0) + 1
+
+
+async def outstanding(session: AsyncSession, submitter: str) -> dict[Priority, int]:
+    """`submitter`'s queued and running jobs per priority, every priority present. Walks
+    only that key's live entries in a partial index: bounded by its caps, not history."""
+    statement = (
+        select(Job.priority_rank, func.count())
+        .where(LIVE_ONLY, Job.submitter == submitter)
+        .group_by(Job.priority_rank)
+    )
+    found = {rank: int(n) for rank, n in (await session.execute(statement)).all()}
+    return {priority: found.get(rank, 0) for priority, rank in PRIORITY_RANKS.items()}
 
 
 async def claim(
@@ -60,7 +108,7 @@ async def claim(
     now: datetime | None = None,
 ) -> list[ClaimedJob]:
     """Lease up to `limit` jobs to `owner`: running jobs whose lease lapsed (their worker
-    is presumed dead) first, then queued jobs that are due, oldest first."""
+    is presumed dead) first, then queued jobs that are due, in claim order (above)."""
     now = now or utcnow()
     lease = {
         "status": RUNNING,
@@ -71,16 +119,17 @@ async def claim(
     # Two statements, each able to walk an index in order; one OR of both would make
     # PostgreSQL sort every due job on every claim.
     lapsed = and_(Job.status == RUNNING, Job.lease_expires_at <= now)
-    taken = await _take(session, lapsed, Job.lease_expires_at, limit, lease)
-    due = and_(Job.status == QUEUED, Job.run_after <= now)
-    taken += await _take(session, due, Job.run_after, limit - len(taken), lease)
+    taken = await _take(session, lapsed, (Job.lease_expires_at,), limit, lease)
+    due = and_(QUEUED_ONLY, Job.run_after <= now)
+    order = (Job.priority_rank, Job.turn)
+    taken += await _take(session, due, order, limit - len(taken), lease)
     return sorted(taken, key=lambda job: job.id)
 
 
 async def _take(
     session: AsyncSession,
     condition: ColumnElement[bool],
-    order: InstrumentedAttribute[Any],
+    order: tuple[InstrumentedAttribute[Any], ...],
     limit: int,
     lease: dict[str, Any],
 ) -> list[ClaimedJob]:
@@ -95,7 +144,7 @@ async def _take(
     chosen = (
         select(Job.id)
         .where(condition)
-        .order_by(order, Job.id)
+        .order_by(*order, Job.id)
         .limit(limit)
         .with_for_update(skip_locked=True)
         # A CTE, evaluated once. As a plain IN (subquery) PostgreSQL may rescan it, and
@@ -231,22 +280,34 @@ async def expire_leases(
 # ---- Bulk, for batches ---------------------------------------------------------------------
 
 
-async def enqueue_many(session: AsyncSession, screening_ids: Sequence[str]) -> None:
-    """Queue a job, due at once, for each of these new screenings (one executemany).
-    Unlike `enqueue`, a screening that has a job already is refused (IntegrityError)."""
+async def enqueue_many(
+    session: AsyncSession,
+    screening_ids: Sequence[str],
+    *,
+    priority: Priority,
+    submitter: str | None,
+) -> None:
+    """Queue a job, due at once, for each of these new screenings (one executemany), in
+    `submitter`'s next turns at `priority`. Unlike `enqueue`, a screening that has a job
+    already is refused (IntegrityError)."""
     if not screening_ids:
         return
     now = utcnow()
+    rank = PRIORITY_RANKS[priority]
+    first = await next_turn(session, submitter, rank)
     rows = [
         {
             "screening_id": screening_id,
             "status": QUEUED,
             "attempts": 0,
+            "priority_rank": rank,
+            "turn": first + offset,
+            "submitter": submitter,
             "run_after": now,
             "created_at": now,
             "updated_at": now,
         }
-        for screening_id in screening_ids
+        for offset, screening_id in enumerate(screening_ids)
     ]
     await session.execute(insert(cast(Table, Job.__table__)), rows)
 
@@ -264,3 +325,19 @@ async def complete_many(session: AsyncSession, job_ids: Sequence[int], owner: st
         .execution_options(synchronize_session=False)
     )
     return set((await session.execute(statement)).scalars())
+
+
+# ---- Per-key caps --------------------------------------------------------------------------
+
+# Any constant: the class of advisory locks taken on a key's name (see lock_submitter).
+SUBMITTER_LOCK_CLASS = 0x46534B43  # "FSKC"
+
+
+async def lock_submitter(session: AsyncSession, submitter: str) -> None:
+    """Hold `submitter`'s intake lock until the transaction ends (PostgreSQL), so its
+    outstanding jobs counted after storing are exact: two requests of one key cannot both
+    pass a cap. SQLite needs none: its one writer holds the database from the first insert.
+    Names hashed alike share a lock; that only serialises their intake."""
+    if session.get_bind().dialect.name == "postgresql":
+        lock = func.pg_advisory_xact_lock(SUBMITTER_LOCK_CLASS, func.hashtext(submitter))
+        await session.execute(select(lock))

@@ -162,6 +162,7 @@ class NewScreening:
     # The panel it is screened by; None for the single judge.
     judges: Sequence[str] | None = None
     panel_rule: str | None = None
+    priority: str = "interactive"
 
     def row(self, now: datetime) -> dict[str, Any]:
         decided = self.outcome is not None
@@ -182,6 +183,7 @@ class NewScreening:
             "tags": list(self.tags),
             "judges": None if self.judges is None else list(self.judges),
             "panel_rule": self.panel_rule,
+            "priority": self.priority,
             "error": None,
             "created_at": now,
             "updated_at": now,

@@ -49,11 +49,16 @@ IDEMPOTENCY_DOC = (
 )
 ERROR_DESCRIPTIONS = {
     400: "Malformed JSON, or JSON nested deeper than 64 levels.",
+    403: "An item asks for priority `interactive` and the key is not an admin's "
+    "(`priority_not_allowed`).",
     409: "The Idempotency-Key was used with another body.",
     413: "More items than FAITHSCREEN_MAX_BATCH_ITEMS, or a body larger than "
     "FAITHSCREEN_MAX_BATCH_BYTES.",
     415: "Neither application/json nor application/x-ndjson.",
     422: "Invalid items, listed by index (`details`); nothing was stored.",
+    429: "The key would have more screenings queued or running than "
+    "FAITHSCREEN_KEY_MAX_OUTSTANDING allows (`key_outstanding_cap`, with Retry-After); "
+    "nothing was stored.",
 }
 SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": BatchAccepted, "description": "An Idempotency-Key repeat: the earlier batch."},
@@ -77,6 +82,7 @@ async def submit_batch(
     session: SessionDep,
     after_commit: AfterCommitDep,
     runtime: RuntimeDep,
+    principal: SubmitterKeyDep,
     name: Annotated[StorableText | None, Query(max_length=200)] = None,
     idempotency_key: Annotated[
         str | None, Header(min_length=1, max_length=255, description=IDEMPOTENCY_DOC)
@@ -88,7 +94,12 @@ async def submit_batch(
     data = await _read_body(request, runtime.settings.max_batch_bytes)
     body = BatchBody.of(data, request.headers.get("content-type"))
     accepted = await intake.submit_batch(
-        session, body, runtime.settings, name=name, idempotency_key=idempotency_key
+        session,
+        body,
+        runtime.settings,
+        principal=principal,
+        name=name,
+        idempotency_key=idempotency_key,
     )
     if accepted.queued > 0:
         after_commit.wake_worker()

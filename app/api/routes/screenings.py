@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Query
+from fastapi import APIRouter, Depends, Header, Query, Request, Response
 from fastapi.responses import PlainTextResponse
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -22,6 +22,7 @@ from app.api.schemas import (
 from app.auth.principal import Principal
 from app.errors import AppError, NotFound
 from app.intake import screenings as intake
+from app.intake.idempotency import Keyed
 from app.intake.requests import ScreeningRequest, StorableText
 from app.models.screening import Screening
 from app.repositories import blind_items, rescores, reviews, screenings
@@ -40,23 +41,52 @@ router = APIRouter(
 BODY = JsonBody(ScreeningRequest)
 
 
+IDEMPOTENCY_DOC = (
+    "A repeat with the same key and the same body (byte for byte) within "
+    "FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS returns the screening stored first, with 200 "
+    "instead of 202, and stores nothing; another body: 409 `idempotency_key_reused`. After "
+    "the window the key makes a new screening."
+)
+SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
+    200: {"model": Accepted, "description": "An Idempotency-Key repeat: the earlier screening."},
+    **error_responses(400, 409, 413, 422, 429),
+}
+
+
 @router.post(
     "",
     status_code=202,
     response_model=Accepted,
-    responses=error_responses(400, 409, 413, 422),
+    responses=SUBMIT_RESPONSES,
     openapi_extra=BODY.openapi_extra(),
+    description="Queue a pair for screening (or decide it at once when `replies` are "
+    "supplied), at priority `interactive` unless `options.priority` says `batch`. 429 "
+    "`key_outstanding_cap` or `key_interactive_cap` (with Retry-After) when the key has "
+    "as many screenings outstanding as FAITHSCREEN_KEY_MAX_OUTSTANDING(_INTERACTIVE) allows.",
 )
 async def submit_screening(
+    http_request: Request,
+    response: Response,
     request: Annotated[ScreeningRequest, Depends(BODY)],
     session: SessionDep,
     after_commit: AfterCommitDep,
     runtime: RuntimeDep,
+    principal: SubmitterKeyDep,
+    idempotency_key: Annotated[
+        str | None, Header(min_length=1, max_length=255, description=IDEMPOTENCY_DOC)
+    ] = None,
 ) -> Accepted:
-    """Queue a pair for screening (or decide it at once when `replies` are supplied)."""
-    screening = await intake.submit(session, request, runtime.settings)
-    after_commit.wake_worker()
-    return Accepted(id=screening.id, status=screening.status)
+    # The body as sent (Starlette keeps what BODY read), so a repeat is matched byte for byte.
+    keyed = Keyed.of(idempotency_key, await http_request.body())
+    submitted = await intake.submit(
+        session, request, runtime.settings, principal=principal, keyed=keyed
+    )
+    screening = submitted.screening
+    if submitted.created:
+        after_commit.wake_worker()
+    else:
+        response.status_code = 200
+    return Accepted(id=screening.id, status=screening.status, priority=screening.priority)
 
 
 BLIND_RULE = (

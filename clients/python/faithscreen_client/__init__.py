@@ -17,10 +17,14 @@ and the constructor raises FaithScreenError `insecure_http` unless
 
 Screenings
     screen(informal, formal, *, header=None, external_id=None, replies=None, label=None,
-           tags=None, confirmations=None, wait=True, timeout=600.0) -> Screening
+           tags=None, confirmations=None, priority=None, idempotency_key=None, wait=True,
+           timeout=600.0) -> Screening
         Submit one pair. With `wait`, poll every `poll_seconds` until it is done (at most
         `timeout` seconds, then FaithScreenError `wait_timeout`); without, the screening
-        as stored at once (queued, or done when `replies` were supplied).
+        as stored at once (queued, or done when `replies` were supplied). The same
+        `idempotency_key` sent again (within the server's window) gets the screening
+        stored first; without one the client makes one, so its own retries are repeats.
+        `priority`: "batch" to let interactive work go first (default "interactive").
     wait_screening(id, *, timeout=600.0) -> Screening
     get_screening(id) -> Screening           the outcome, reasons, evidence, every review
     list_screenings(*, external_id=None, outcome=None, status=None, page_size=100)
@@ -52,10 +56,9 @@ Errors: every failure is a `FaithScreenError` with `status` (the HTTP status; No
 no error answer came), `code` (the API's error code, e.g. `not_found`, `validation_error`;
 `unreachable`, `wait_timeout` without an answer, `unreadable_answer` for a body or a
 results line that is not what the API writes), `message` and `details` (one entry per
-invalid field or batch item). Reads and idempotent submissions (batches) are retried on
-connection errors and 503 with exponential backoff (`Backoff(retries=4, first=0.5,
-cap=8.0)`, a Retry-After honoured); a single screening's POST is retried only when the
-connection was never made, since the server cannot recognise a repeat of it.
+invalid field or batch item). Reads and submissions (each sent with an Idempotency-Key,
+so the server recognises a repeat) are retried on connection errors and 503 with
+exponential backoff (`Backoff(retries=4, first=0.5, cap=8.0)`, a Retry-After honoured).
 """
 
 from __future__ import annotations

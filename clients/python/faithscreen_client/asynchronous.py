@@ -68,12 +68,22 @@ class AsyncClient:
         wait: bool = True,
         # The same signature as Client's (a caller moves between them freely).
         timeout: float = 600.0,  # noqa: ASYNC109
+        idempotency_key: str | None = None,
         **fields: Unpack[ScreeningFields],
     ) -> Screening:
         """Submit one pair; with `wait`, poll until it is done (at most `timeout` s).
-        `fields`: header, external_id, replies, label, tags, confirmations (all optional)."""
+        `fields`: header, external_id, replies, label, tags, confirmations, priority (all
+        optional). `idempotency_key`: sent again later (a pipeline's retry), it gets the
+        screening stored first instead of a new one; without it a fresh key is sent, so
+        this call's own retries never screen the pair twice."""
         plan = plans.screen(
-            informal, formal, fields, wait=wait, timeout=timeout, poll_seconds=self.poll_seconds
+            informal,
+            formal,
+            fields,
+            wait=wait,
+            timeout=timeout,
+            poll_seconds=self.poll_seconds,
+            idempotency_key=idempotency_key,
         )
         return await self._run(plan)
 

@@ -166,6 +166,8 @@ class ScreeningFields(TypedDict, total=False):
     label: str | None
     tags: Iterable[str] | None
     confirmations: int | None
+    # "interactive" or "batch" (options.priority); None: the server's default (interactive).
+    priority: str | None
 
 
 def screening_body(informal: str, formal: str, **fields: Unpack[ScreeningFields]) -> dict[str, Any]:
@@ -181,14 +183,18 @@ def screening_body(informal: str, formal: str, **fields: Unpack[ScreeningFields]
         body["replies"] = dict(replies)
     if (tags := fields.get("tags")) is not None:
         body["tags"] = list(tags)
-    if (confirmations := fields.get("confirmations")) is not None:
-        body["options"] = {"confirmations": confirmations}
+    options = {name: fields.get(name) for name in ("confirmations", "priority")}
+    if any(value is not None for value in options.values()):
+        body["options"] = {name: value for name, value in options.items() if value is not None}
     return body
 
 
-def submit_screening(body: Mapping[str, Any]) -> Call:
-    # Not idempotent: the server has no key to recognise a repeat by.
-    return Call("POST", "/v1/screenings", body=dict(body), idempotent=False)
+def submit_screening(body: Mapping[str, Any], idempotency_key: str | None = None) -> Call:
+    """Always with an Idempotency-Key (a fresh one when none is given), as a batch: the
+    server answers a repeat within its window with the screening stored first, so the
+    submission is safe to retry."""
+    key = idempotency_key or f"client-{uuid.uuid4()}"
+    return Call("POST", "/v1/screenings", body=dict(body), headers={"Idempotency-Key": key})
 
 
 def get_screening(screening_id: str) -> Call:

@@ -15,6 +15,8 @@ BatchStatus = Literal["queued", "running", "done"]
 # Passing is evidence, never certification.
 Outcome = Literal["passed", "flagged", "needs_review"]
 Decision = Literal["faithful", "mismatch"]
+# Which work the server claims first: every due interactive screening before any batch one.
+Priority = Literal["interactive", "batch"]
 
 
 class Accepted(BaseModel):
@@ -22,6 +24,7 @@ class Accepted(BaseModel):
 
     id: str
     status: ScreeningStatus
+    priority: Priority
 
 
 class Evidence(BaseModel):
@@ -110,6 +113,7 @@ class ScreeningListed(BaseModel):
     reasons: list[str] | None
     external_id: str | None
     batch_id: str | None
+    priority: Priority
     policy_version: str | None
     created_at: datetime
     finished_at: datetime | None

@@ -102,9 +102,10 @@ def screen(
     wait: bool,
     timeout: float,
     poll_seconds: float,
+    idempotency_key: str | None = None,
 ) -> Plan[Screening]:
     body = calls.screening_body(informal, formal, **fields)
-    accepted = yield from fetch(calls.submit_screening(body), Accepted)
+    accepted = yield from fetch(calls.submit_screening(body, idempotency_key), Accepted)
     if not wait:
         return (yield from get_screening(accepted.id))
     return (yield from wait_screening(accepted.id, timeout=timeout, poll_seconds=poll_seconds))

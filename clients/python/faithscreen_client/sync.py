@@ -67,12 +67,22 @@ class Client:
         *,
         wait: bool = True,
         timeout: float = 600.0,
+        idempotency_key: str | None = None,
         **fields: Unpack[ScreeningFields],
     ) -> Screening:
         """Submit one pair; with `wait`, poll until it is done (at most `timeout` s).
-        `fields`: header, external_id, replies, label, tags, confirmations (all optional)."""
+        `fields`: header, external_id, replies, label, tags, confirmations, priority (all
+        optional). `idempotency_key`: sent again later (a pipeline's retry), it gets the
+        screening stored first instead of a new one; without it a fresh key is sent, so
+        this call's own retries never screen the pair twice."""
         plan = plans.screen(
-            informal, formal, fields, wait=wait, timeout=timeout, poll_seconds=self.poll_seconds
+            informal,
+            formal,
+            fields,
+            wait=wait,
+            timeout=timeout,
+            poll_seconds=self.poll_seconds,
+            idempotency_key=idempotency_key,
         )
         return self._run(plan)
 
