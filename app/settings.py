@@ -46,8 +46,13 @@ class ProviderSettings(BaseModel):
     connect_timeout_seconds: float = Field(default=5.0, gt=0)
     # Transport-level retries (connection errors, timeouts, 408/409/429/5xx).
     max_retries: int = Field(default=3, ge=0, le=10)
-    # Optional requests-per-minute limit for this provider (0: none).
+    # This provider's budget (base URL + model), shared by every process on the database
+    # (app/budgets; docs/operations.md): requests per minute, tokens per minute (prompt +
+    # completion, estimated before a call and corrected from its `usage`) and calls in
+    # flight at once. 0: no such limit. Every process should be given the same numbers.
     requests_per_minute: int = Field(default=0, ge=0)
+    tokens_per_minute: int = Field(default=0, ge=0)
+    max_in_flight: int = Field(default=0, ge=0)
     # The longest pause a Retry-After (or retry-after-ms) from this provider may impose; a
     # longer one is cut to this, so one answer cannot park every screening for days.
     max_retry_after_seconds: float = Field(default=300.0, ge=0, le=86400)
@@ -57,7 +62,9 @@ class ProviderSettings(BaseModel):
     max_response_bytes: int = Field(default=1024 * 1024, ge=1)
     # How the reply is asked for: "text", the contract as free text; "grammar", the same
     # contract with the server constraining decoding by its GBNF grammar (app/contract/
-    # grammar.py), sent in `grammar_field`. "tool" and "json" are refused: not built yet.
+    # grammar.py), sent in `grammar_field`; "tool", a forced tool call `submit_review`;
+    # "json", a JSON-schema response format (app/llm/constraint.py). Each is read by its
+    # own strict reader (app/contract/formats.py; docs/contract.md).
     reply_format: Literal["text", "grammar", "tool", "json"] = "text"
     # The request field a grammar goes in: "grammar" (llama.cpp), "structured_outputs"
     # (vLLM 0.12 and later, as {"grammar": ...}), "guided_grammar" (older vLLM), "ebnf"
@@ -87,13 +94,12 @@ RESERVED_JUDGE_NAMES = frozenset(
         "timeout",
         "connect",
         "requests",
+        "tokens",
         "evidential",
         "reply",
         "grammar",
     }
 )
-# Reply formats a setting may name that FaithScreen cannot ask for yet (issue 36).
-UNBUILT_REPLY_FORMATS = frozenset({"tool", "json"})
 JUDGES_ENV = "FAITHSCREEN_JUDGES"
 # The type of a refused panel setting: its message names the variable (cli/environment.py).
 PANEL_ERROR = "panel_setting"
@@ -123,6 +129,19 @@ class PanelSource(PydanticBaseSettingsSource):
         return {"panel_providers": panel} if panel else {}
 
 
+class LeanSettings(BaseModel):
+    """An optional Kimina Lean Server (FAITHSCREEN_LEAN_*, docs/lean.md): unset, no pair is
+    sent to Lean and every screening says `lean_status: not_checked`."""
+
+    # The server's root, as kimina-client's api_url: checks go to {server_url}/api/check.
+    server_url: str | None = None
+    server_api_key: SecretStr | None = None
+    # The `timeout` each check asks Kimina for (its REPL's limit per command).
+    timeout_seconds: int = Field(default=60, ge=1, le=3600)
+    # Checks in flight at once from one process (Kimina answers 429 when no REPL is free).
+    max_in_flight: int = Field(default=4, ge=1, le=256)
+
+
 def _provider_values(environ: dict[str, str], prefix: str) -> dict[str, str]:
     fields = ProviderSettings.model_fields
     return {f: environ[prefix + f.upper()] for f in fields if prefix + f.upper() in environ}
@@ -148,9 +167,12 @@ class Settings(BaseSettings):
     panel_rule: Literal["unanimous", "majority"] = "unanimous"
     # Filled from FAITHSCREEN_JUDGE_<NAME>_* by PanelSource, one entry per named judge.
     panel_providers: dict[str, ProviderSettings] = Field(default_factory=dict)
+    # ---- Lean (FAITHSCREEN_LEAN_SERVER_URL, ...): see LeanSettings ----
+    lean: LeanSettings = LeanSettings()
     confirmations: int = Field(default=0, ge=0, le=5)
     format_retries: int = Field(default=2, ge=0, le=5)
-    # In-flight calls per provider per process.
+    # In-flight calls per provider per process (each process's own cap; the deployment's
+    # shared one is FAITHSCREEN_<ROLE>_MAX_IN_FLIGHT).
     llm_concurrency: int = Field(default=16, ge=1, le=1024)
     max_statement_bytes: int = Field(default=64 * 1024, ge=1)
     # UTF-8 bytes of each supplied reply (`replies.translator`, `replies.judge`); more: 413.
@@ -267,18 +289,6 @@ class Settings(BaseSettings):
                     )
         return self
 
-    @model_validator(mode="after")
-    def _reply_formats_built(self) -> Self:
-        named = [(f"FAITHSCREEN_{role.value.upper()}_", self.provider(role)) for role in Role]
-        named += [(judge_prefix(name), p) for name, p in self.panel_providers.items()]
-        for prefix, provider in named:
-            if provider.reply_format in UNBUILT_REPLY_FORMATS:
-                raise _panel_error(
-                    f"{prefix}REPLY_FORMAT={provider.reply_format!r} is not accepted: the "
-                    "tool and json reply formats are not built yet; it takes text or grammar"
-                )
-        return self
-
     @property
     def panel(self) -> tuple[str, ...]:
         """The panel's judge names in FAITHSCREEN_JUDGES order; () with a single judge."""
@@ -322,6 +332,8 @@ class Settings(BaseSettings):
             data[role.value]["api_key"] = "**********" if provider.api_key else None
             if provider.base_url:
                 data[role.value]["base_url"] = mask_url_credentials(provider.base_url)
+        if self.lean.server_url:
+            data["lean"]["server_url"] = mask_url_credentials(self.lean.server_url)
         for name, provider in self.panel_providers.items():
             shown = data["panel_providers"][name]
             shown["api_key"] = "**********" if provider.api_key else None

@@ -95,12 +95,36 @@ class PanelRule(StrEnum):
 PANEL_RULES: tuple[str, ...] = tuple(rule.value for rule in PanelRule)
 
 
+class ReplyFormat(StrEnum):
+    """How a reply is asked for (FAITHSCREEN_<ROLE>_REPLY_FORMAT; docs/contract.md)."""
+
+    TEXT = "text"  # the contract as free text
+    GRAMMAR = "grammar"  # the same contract, the server decoding by its GBNF grammar
+    TOOL = "tool"  # a forced tool call `submit_review`
+    JSON = "json"  # a JSON object under a JSON-schema response format
+
+
 class Purpose(StrEnum):
     """Why an LLM call was made."""
 
     REVIEW = "review"
     FORMAT_RETRY = "format_retry"
     CONFIRMATION = "confirmation"
+
+
+class LeanStatus(StrEnum):
+    """What a Lean server said of a pair's `header + formal` (app/lean): it elaborates
+    (`ok`), it does not (`error`: a message of severity error), the check ran out of time
+    (`timeout`), or no answer could be read (`unavailable`)."""
+
+    OK = "ok"
+    ERROR = "error"
+    TIMEOUT = "timeout"
+    UNAVAILABLE = "unavailable"
+
+
+# A screening's `lean_status` when no Lean server was asked (FAITHSCREEN_LEAN_SERVER_URL unset).
+LEAN_NOT_CHECKED = "not_checked"
 
 
 class Severity(StrEnum):

@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field, field_validator
 
+from app.api.lean_schemas import LEAN_STATUS_DOC, LeanCheckOut, LeanStatusShown, lean_fields
 from app.api.shown_text import (
     CUT_DOC,
     READING_TEXTS,
@@ -150,7 +151,18 @@ class ReviewOut(BaseModel):
         "(FAITHSCREEN_*_EVIDENTIAL=false) as the call was made: its FAITHFUL never counts "
         "towards `passed` (`<role>_non_evidential`).",
     )
-    parser_version: str
+    parser_version: str = Field(
+        description="The reader that read the reply: `contract-3` (text, grammar), "
+        "`tool-1`, `json-1`."
+    )
+    reply_format: str = Field(
+        default="text",
+        description="The reply format asked for (FAITHSCREEN_*_REPLY_FORMAT): text, grammar, "
+        "tool or json; a supplied reply is text. For tool, the arguments are in the raw body.",
+    )
+    grammar_version: str | None = Field(
+        default=None, description="The grammar decoded by (`grammar-1`), for `grammar` only."
+    )
     prompt_version: str | None
     created_at: datetime
     cut: dict[str, int] = Field(default_factory=dict, description=CUT_DOC)
@@ -270,6 +282,10 @@ class ScreeningOut(ScreeningSummary):
         description="Its reviews read again by re-scoring runs, oldest first; the reviews "
         "above are never changed.",
     )
+    lean_status: LeanStatusShown = Field(default="not_checked", description=LEAN_STATUS_DOC)
+    lean_check: LeanCheckOut | None = Field(
+        default=None, description="The Lean server's answer, stored as received (docs/lean.md)."
+    )
 
     @classmethod
     def of(
@@ -296,6 +312,7 @@ class ScreeningOut(ScreeningSummary):
             reviews=[ReviewOut.of(r) for r in screening.reviews],
             rulings=[RulingOut.model_validate(r, from_attributes=True) for r in rulings],
             readings=_bounded_readings(screening, readings),
+            **lean_fields(screening.lean_check),
         )
 
 

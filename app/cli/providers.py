@@ -24,7 +24,7 @@ from app.pipeline.screening import endpoint_of
 from app.policy.reasons import REASON_DESCRIPTIONS, not_faithful_reason
 from app.prompts import review_messages
 from app.settings import Settings, get_settings
-from app.vocabulary import Pair, ParseStatus, Role
+from app.vocabulary import Pair, ParseStatus, ReplyFormat, Role
 
 EXIT_FAILED = 1
 # A pair any model should find faithful; the verdict itself is not checked, only that
@@ -99,9 +99,10 @@ async def probe(settings: Settings, role: Role, judge: str | None = None) -> Pro
     if missing:
         return Probe(role, ", ".join(missing))
     target = f"{provider.model} at {endpoint_of(provider.base_url or '')}"
+    reply_format = ReplyFormat(provider.reply_format)
     async with LLMClient(provider, concurrency=1, role=role) as client:
-        result = await client.complete(review_messages(role, PROBE_PAIR))
-    reading = None if result.failed else reading_of_call(result)
+        result = await client.complete(review_messages(role, PROBE_PAIR, reply_format))
+    reading = None if result.failed else reading_of_call(result, reply_format, role)
     return Probe(role, target, result, reading, judge)
 
 

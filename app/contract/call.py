@@ -93,11 +93,20 @@ ENDINGS: Mapping[str, Ending] = MappingProxyType(
 )
 
 
-def ending_of(finish_reason: str | None) -> Ending:
-    """What `finish_reason` says of its reply; unknown or missing: `CUT` (fail closed)."""
+# The `tool` reply format's table: ENDINGS, and `tool_calls`, which OpenAI, llama.cpp, vLLM
+# and Mistral send when the reply is a tool call. Only for that format: a text or JSON reply
+# ending in a tool call is not the reply asked for, and ENDINGS reads it as cut. A forced
+# tool call may also end in `stop` (OpenAI sends `stop` when `tool_choice` names the
+# function), which stays complete.
+TOOL_ENDINGS: Mapping[str, Ending] = MappingProxyType({**ENDINGS, "tool_calls": Ending.COMPLETE})
+
+
+def ending_of(finish_reason: str | None, endings: Mapping[str, Ending] = ENDINGS) -> Ending:
+    """What `finish_reason` says of its reply under `endings` (ENDINGS, or TOOL_ENDINGS for
+    the tool format); unknown or missing: `CUT` (fail closed)."""
     if finish_reason is None:
         return Ending.CUT
-    return ENDINGS.get(finish_reason, Ending.CUT)
+    return endings.get(finish_reason, Ending.CUT)
 
 
 def read_call(content: str | None, finish_reason: str | None) -> Reading:

@@ -16,6 +16,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeGuard
 
+from app.contract.provider_reply import ToolCall
+
 # How much of a duplicated key a MalformedBody message quotes: the key came from the
 # provider and may be of any length; the whole body is kept beside the error anyway.
 _KEY_SHOWN = 60
@@ -32,6 +34,7 @@ class Completion:
     refusal: str | None
     model: str | None
     usage: dict[str, int]
+    tool_calls: tuple[ToolCall, ...] = ()
 
 
 def read_completion(text: str) -> Completion:
@@ -43,6 +46,31 @@ def read_completion(text: str) -> Completion:
         refusal=_optional_str(message, "refusal", "choices[0].message.refusal"),
         model=_optional_str(body, "model", "model"),
         usage=usage_from_body(body),
+        tool_calls=tool_calls_of(message),
+    )
+
+
+def tool_calls_of(message: dict[str, Any]) -> tuple[ToolCall, ...]:
+    """`message.tool_calls` as the tool reader needs them. Never raises: a shape that is
+    not a list of function calls is the model's (or server's) format fault, which the
+    `tool` reader finds `invalid`, not a body we cannot read; a text or JSON reply is not
+    read for tool calls at all, beyond `json-1` refusing any."""
+    calls = message.get("tool_calls")
+    if calls is None:
+        return ()
+    if not isinstance(calls, list):
+        return (ToolCall(None, None),)
+    return tuple(_tool_call(call) for call in calls)
+
+
+def _tool_call(call: object) -> ToolCall:
+    if not isinstance(call, dict) or call.get("type", "function") != "function":
+        return ToolCall(None, None)
+    function = _dict(call.get("function"))
+    name, arguments = function.get("name"), function.get("arguments")
+    return ToolCall(
+        name if isinstance(name, str) else None,
+        arguments if isinstance(arguments, str) else None,
     )
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from app.contract.provider_reply import ToolCall
+
 
 @dataclass(frozen=True, slots=True)
 class CallResult:
@@ -32,6 +34,8 @@ class CallResult:
     error: str | None
     attempts: int
     max_tokens: int
+    # `choices[0].message.tool_calls`, arguments byte for byte (app/llm/body.py).
+    tool_calls: tuple[ToolCall, ...] = ()
 
     @property
     def failed(self) -> bool:

@@ -32,6 +32,7 @@ from app.llm.call import CallResult
 from app.llm.capped_body import TOO_LARGE, read_capped, redact_cut, too_large_detail
 from app.llm.constraint import reply_constraint
 from app.llm.errors import ProviderBackoff
+from app.llm.gate import OPEN_GATE, CallGate, estimated_tokens, used_tokens
 from app.llm.redaction import redact
 from app.llm.retry import (
     MAX_WAIT_SECONDS,
@@ -90,7 +91,9 @@ class LLMClient:
     for tests; so is `connector` (the session owns it and closes it). The session is opened
     on the first call, in the event loop that makes it, and closed by `aclose()`. `role`
     is whose replies it asks for: a provider set to the grammar reply format needs it, to
-    send that role's grammar with every call (constraint.py).
+    send that role's grammar with every call (constraint.py). `gate` admits each attempt
+    within the provider's budget shared by every process (gate.py, app/budgets); it then
+    spaces the requests itself, instead of this client's `requests_per_minute`.
     """
 
     def __init__(
@@ -103,6 +106,7 @@ class LLMClient:
         sleep: Sleep = asyncio.sleep,
         rng: Callable[[], float] = random.random,
         monotonic: Callable[[], float] = time.monotonic,
+        gate: CallGate = OPEN_GATE,
     ) -> None:
         if not settings.base_url or not settings.model:
             raise ValueError("an LLM client needs the provider's base_url and model")
@@ -121,6 +125,7 @@ class LLMClient:
         self._sleep = sleep
         self._rng = rng
         self._monotonic = monotonic
+        self._gate = gate
         # A hard per-attempt deadline: the read timeout is per read, so a server that
         # trickles a byte now and then would otherwise hold the call forever.
         self._deadline = settings.timeout_seconds + settings.connect_timeout_seconds
@@ -145,9 +150,10 @@ class LLMClient:
             "temperature": self._settings.temperature,
             **self._constraint,
         }
+        tokens = estimated_tokens(messages, asked)
         async with self._slots:
             started = time.monotonic()
-            attempt, attempts = await self._attempts(payload)
+            attempt, attempts = await self._attempts(payload, tokens)
             latency_ms = round((time.monotonic() - started) * 1000)
         return _call_result(attempt, attempts, asked, latency_ms, self._secrets)
 
@@ -168,14 +174,14 @@ class LLMClient:
     ) -> None:
         await self.aclose()
 
-    async def _attempts(self, payload: dict[str, Any]) -> tuple[_Attempt, int]:
+    async def _attempts(self, payload: dict[str, Any], tokens: int) -> tuple[_Attempt, int]:
         """Attempt until success, a failure not worth retrying, or max_retries retries."""
         body = _JSON_ENCODER.encode(payload).encode("utf-8")  # the same bytes every attempt
         retry_at, number = 0.0, 0
         while True:
             number += 1
             await self._pace(retry_at)
-            attempt = await self._attempt(body)
+            attempt = await self._gated_attempt(body, tokens)
             if not attempt.retryable:
                 return attempt, number
             retry_at = self._retry_time(attempt, number)
@@ -199,7 +205,7 @@ class LLMClient:
     def _reserve_rate_slot(self, start: float) -> float:
         """Space attempts 60/rpm seconds apart (no bursts: the simplest safe limiter)."""
         per_minute = self._settings.requests_per_minute
-        if per_minute == 0:
+        if per_minute == 0 or self._gate.limits_requests:
             return start
         start = max(start, self._next_rate_slot)
         self._next_rate_slot = start + 60.0 / per_minute
@@ -217,6 +223,27 @@ class LLMClient:
         if delay > MAX_WAIT_SECONDS:
             raise ProviderBackoff(delay, asked=over)
         return retry_at
+
+    async def _gated_attempt(self, body: bytes, tokens: int) -> _Attempt:
+        """One attempt admitted by the gate, which learns what it used and any pause asked
+        for (also when the attempt was cancelled: it then keeps the estimate)."""
+        admitted = await self._gate.enter(tokens)
+        attempt: _Attempt | None = None
+        try:
+            attempt = await self._attempt(body)
+            return attempt
+        finally:
+            used, pause = self._spent(attempt)
+            await admitted.leave(used_tokens=used, pause_seconds=pause)
+
+    def _spent(self, attempt: _Attempt | None) -> tuple[int | None, float | None]:
+        """The tokens an attempt's reply reports, and the pause (capped) it asked for."""
+        if attempt is None:
+            return None, None
+        reply = attempt.completion
+        used = used_tokens(reply.usage) if reply is not None else None
+        asked, cap = attempt.retry_after, self._settings.max_retry_after_seconds
+        return used, None if asked is None else capped_wait(asked, cap)
 
     async def _attempt(self, body: bytes) -> _Attempt:
         # The failures are named as they were before aiohttp (ConnectError, ReadTimeout...):
@@ -370,4 +397,5 @@ def _call_result(
         error=redact(error, secrets) if error is not None else None,
         attempts=attempts,
         max_tokens=max_tokens,
+        tool_calls=reply.tool_calls if reply else (),
     )

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Mapped, Mapper, mapped_column
 from app.clock import utcnow
 from app.db.types import ProviderString, ProviderText, StrEnumType, UTCDateTime
 from app.models.base import Base, one_of
-from app.vocabulary import ParseStatus, Purpose, Role, Verdict
+from app.vocabulary import ParseStatus, Purpose, ReplyFormat, Role, Verdict
 
 PURPOSES = tuple(p.value for p in Purpose)
 # A translator review's `judge_name`: it names no judge (the column is part of a unique
@@ -88,6 +88,17 @@ class Review(Base):
     # False keeps its FAITHFUL from counting towards a pass, now and in every re-score.
     # Reviews stored before it existed were all evidential (there was no other kind).
     evidential: Mapped[bool] = mapped_column(default=True, server_default=true())
+    # The reply format the call asked for (FAITHSCREEN_*_REPLY_FORMAT; a supplied reply:
+    # text), read by that format's reader, whose version is `parser_version` (contract-3,
+    # tool-1, json-1); a re-score reads it with the same format's reader. Reviews stored
+    # before it existed were all read as text. `grammar_version`: the grammar decoded by
+    # (grammar-1), for `grammar` only.
+    reply_format: Mapped[ReplyFormat] = mapped_column(
+        StrEnumType(ReplyFormat, 16),
+        default=ReplyFormat.TEXT,
+        server_default=ReplyFormat.TEXT.value,
+    )
+    grammar_version: Mapped[str | None] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
 
 

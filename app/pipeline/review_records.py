@@ -2,23 +2,30 @@
 
 from __future__ import annotations
 
-from app.contract import PARSER_VERSION, failed_call_reading, read_call, read_supplied
+from app.contract import PARSER_VERSION, failed_call_reading, read_supplied
+from app.contract.formats import grammar_version, read_reply
+from app.contract.provider_reply import ProviderReply
 from app.contract.reading import Reading
 from app.llm.call import CallResult
 from app.models.review import Review
 from app.pipeline.plan import NextCall, PastCall
-from app.prompts import PROMPT_VERSION, Message, messages_sha256
+from app.prompts import Message, messages_sha256, prompt_version
 from app.repositories.reviews import ReviewRecord
-from app.vocabulary import ParseStatus, Purpose, Role
+from app.vocabulary import ParseStatus, Purpose, ReplyFormat, Role
 
 
-def reading_of_call(result: CallResult) -> Reading:
-    """The reading of one finished call: failed calls and refusals never carry a verdict."""
+def reading_of_call(
+    result: CallResult, reply_format: ReplyFormat = ReplyFormat.TEXT, role: Role = Role.JUDGE
+) -> Reading:
+    """The reading of one finished call by the reader of the format it was asked in
+    (app/contract/formats.py; `role` says which fields a tool or JSON reply must hold):
+    failed calls and refusals never carry a verdict."""
     if result.failed:
         return failed_call_reading(ParseStatus.PROVIDER_ERROR)
     if result.refusal:
         return failed_call_reading(ParseStatus.REFUSED)
-    return read_call(result.content, result.finish_reason)
+    reply = ProviderReply(result.content, result.finish_reason, result.tool_calls)
+    return read_reply(reply_format, role, reply)
 
 
 def call_record(
@@ -30,17 +37,19 @@ def call_record(
     judge_name: str | None = None,
     *,
     evidential: bool = True,
+    reply_format: ReplyFormat = ReplyFormat.TEXT,
 ) -> ReviewRecord:
     """`judge_name`: a judge's name (None: the single judge, or the translator);
-    `evidential`: the provider's FAITHSCREEN_*_EVIDENTIAL when the call was made."""
-    reading = reading_of_call(result)
+    `evidential`: the provider's FAITHSCREEN_*_EVIDENTIAL when the call was made;
+    `reply_format`: its FAITHSCREEN_*_REPLY_FORMAT, which the reply was asked and is read in."""
+    reading = reading_of_call(result, reply_format, role)
     return ReviewRecord(
         screening_id=screening_id,
         role=role,
         judge_name=judge_name,
         attempt=step.attempt,
         purpose=step.purpose,
-        prompt_version=PROMPT_VERSION,
+        prompt_version=prompt_version(reply_format),
         messages=list(messages),
         messages_sha256=messages_sha256(messages),
         # Stored as sent, U+0000 included: the columns are ProviderText (app/db/types.py).
@@ -61,6 +70,8 @@ def call_record(
         supplied=False,
         max_tokens=result.max_tokens,
         evidential=evidential,
+        reply_format=reply_format,
+        grammar_version=grammar_version(reply_format),
     )
 
 

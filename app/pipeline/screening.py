@@ -21,6 +21,7 @@ from app.llm.call import CallResult
 from app.llm.client import LLMClient
 from app.pipeline.group_commit import Finish, JobLost, Recorder, Start, Started
 from app.pipeline.judged import decide_judged, judge_names
+from app.pipeline.lean_step import LeanStep, ruled_after_lean, stopped_by_lean
 from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
 from app.pipeline.review_records import call_record, reading_of_record
 from app.pipeline.ruling import ScreeningRuling
@@ -32,9 +33,10 @@ from app.prompts import (
     judge_messages,
     translator_messages,
 )
+from app.prompts.elaborated import goal_prompt_version, with_elaborated_goal
 from app.repositories import reviews
 from app.settings import ProviderSettings, Settings, judge_prefix
-from app.vocabulary import SINGLE_JUDGE, Pair, Purpose, Role
+from app.vocabulary import SINGLE_JUDGE, Pair, Purpose, ReplyFormat, Role
 
 __all__ = ["Claim", "JobLost", "ScreeningPipeline"]
 
@@ -67,14 +69,16 @@ class ScreeningPipeline:
         clients: Mapping[Role, LLMClient],
         settings: Settings,
         judges: Mapping[str, LLMClient] | None = None,
+        lean: LeanStep | None = None,
     ) -> None:
         """`clients`: the translator's and the single judge's; `judges`: a panel's, by
-        judge name."""
+        judge name; `lean`: the Lean step, when FAITHSCREEN_LEAN_SERVER_URL is set."""
         self._sessions = session_factory
         self._clients = clients
         self._judges = judges or {}
         self._settings = settings
         self._recorder = Recorder(session_factory)
+        self._lean = lean
 
     async def run(self, claim: Claim) -> ScreeningRuling | None:
         """Screen the claimed pair; returns the ruling, or None if it was done already."""
@@ -82,35 +86,55 @@ class ScreeningPipeline:
         if started is None:
             return None
         pair, confirmations, panel = started.pair, started.confirmations, started.panel
+        lean = None if self._lean is None else await self._lean.check(claim.screening_id, pair)
+        stopped = None if lean is None else stopped_by_lean(pair, lean)
+        if stopped is not None:  # Lean decided it: no model is asked (app/policy/lean.py)
+            await self._finish(claim, stopped)
+            return stopped
+        goal = None if lean is None else lean.goal
         translator = Seat(Role.TRANSLATOR)
         seats = {name: Seat(Role.JUDGE, name, panel is not None) for name in judge_names(panel)}
         async with asyncio.TaskGroup() as group:
             translating = group.create_task(
-                self._run_role(claim, translator, pair, _past(started, translator), confirmations)
+                self._run_role(
+                    claim, translator, pair, _past(started, translator), confirmations, goal
+                )
             )
             judging = {
                 name: group.create_task(
-                    self._run_role(claim, seat, pair, _past(started, seat), confirmations)
+                    self._run_role(claim, seat, pair, _past(started, seat), confirmations, goal)
                 )
                 for name, seat in seats.items()
             }
         results = {name: task.result() for name, task in judging.items()}
         screening = decide_judged(pair, translating.result(), results, panel, confirmations)
+        if lean is not None:
+            screening = ruled_after_lean(screening)
         await self._finish(claim, screening)
         return screening
 
     async def _run_role(
-        self, claim: Claim, seat: Seat, pair: Pair, past: list[PastCall], confirmations: int
+        self,
+        claim: Claim,
+        seat: Seat,
+        pair: Pair,
+        past: list[PastCall],
+        confirmations: int,
+        goal: str | None = None,
     ) -> RoleResult:
+        """`goal`: what Lean elaborated the statement to, shown beside it (None: no Lean)."""
         role = seat.role
         limits = self._limits(seat, confirmations)
         # Read once per run of the role and recorded on each review: a re-score replays it.
         evidential = self._provider(seat).evidential
+        reply_format = ReplyFormat(self._provider(seat).reply_format)
         while True:
             step = plan_next(past, limits)
             if isinstance(step, RoleResult):
                 return step
-            messages = self._messages(role, pair, step)
+            messages = self._messages(role, pair, step, reply_format)
+            if goal is not None:
+                messages = with_elaborated_goal(messages, pair, goal)
             result = await self._call(seat, messages, step.max_tokens)
             record = call_record(
                 claim.screening_id,
@@ -120,7 +144,11 @@ class ScreeningPipeline:
                 result,
                 seat.stored_name,
                 evidential=evidential,
+                reply_format=reply_format,
             )
+            if goal is not None:
+                version = goal_prompt_version(record.prompt_version)
+                record = dataclasses.replace(record, prompt_version=version)
             await self._store(record)
             past.append(
                 PastCall(
@@ -148,10 +176,14 @@ class ScreeningPipeline:
         )
 
     @staticmethod
-    def _messages(role: Role, pair: Pair, step: NextCall) -> list[Message]:
+    def _messages(
+        role: Role, pair: Pair, step: NextCall, reply_format: ReplyFormat
+    ) -> list[Message]:
         if step.purpose is Purpose.CONFIRMATION:
-            return confirmation_messages(role, pair)
-        first = translator_messages(pair) if role is Role.TRANSLATOR else judge_messages(pair)
+            return confirmation_messages(role, pair, reply_format)
+        first = (translator_messages if role is Role.TRANSLATOR else judge_messages)(
+            pair, reply_format
+        )
         if step.retry_of is None:
             return first
         bad = step.retry_of

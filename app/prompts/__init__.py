@@ -10,6 +10,7 @@ from app.prompts.messages import (
     confirmation_messages,
     judge_messages,
     messages_sha256,
+    prompt_version,
     review_messages,
     translator_messages,
 )
@@ -22,6 +23,7 @@ __all__ = [
     "format_retry_messages",
     "judge_messages",
     "messages_sha256",
+    "prompt_version",
     "review_messages",
     "translator_messages",
 ]

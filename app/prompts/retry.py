@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from app.prompts.fence import fence_code
 from app.prompts.messages import Message, reply_contract, system_prompt
 from app.prompts.texts import template
-from app.vocabulary import FORMAT_RETRY_STATUSES, ParseStatus, Role
+from app.vocabulary import FORMAT_RETRY_STATUSES, ParseStatus, ReplyFormat, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +65,35 @@ RETRY_NOTES: Mapping[ParseStatus, RetryNote] = {
 }
 
 
+# The same for the tool and json formats, in their words. The reply is never quoted: its
+# fault may be in tool-call arguments the content does not hold, and a structured reply
+# quoted back as data is easily taken for an example to copy.
+STRUCTURED_RETRY_NOTES: Mapping[ParseStatus, RetryNote] = {
+    ParseStatus.MISSING: RetryNote(
+        "It did not give its answer in the form asked for, or left out a required field.",
+        quote_reply=False,
+    ),
+    ParseStatus.INVALID: RetryNote(
+        "It was not one JSON object with exactly the fields asked for, each a string, a key "
+        "named once, and a verdict of exactly FAITHFUL, MISMATCH or UNCLEAR in capitals.",
+        quote_reply=False,
+    ),
+    ParseStatus.CONFLICTING: RetryNote(
+        "It gave more than one answer: more than one call, or text beside its answer.",
+        quote_reply=False,
+    ),
+    ParseStatus.BARE_CR: RetryNote("It could not be read as asked.", quote_reply=False),
+    ParseStatus.AMBIGUOUS: RetryNote("It could be read in more than one way.", quote_reply=False),
+    ParseStatus.TRUNCATED: RetryNote(
+        "It was cut off before it was complete. Keep this reply short: a few sentences per "
+        "field at most.",
+        quote_reply=False,
+    ),
+    ParseStatus.EMPTY: RetryNote("It was empty.", quote_reply=False),
+}
+_STRUCTURED = frozenset({ReplyFormat.TOOL, ReplyFormat.JSON})
+
+
 def format_retry_messages(
     original: Sequence[Message], bad_reply: str, parse_status: ParseStatus
 ) -> list[Message]:
@@ -76,27 +105,33 @@ def format_retry_messages(
     """
     if parse_status not in FORMAT_RETRY_STATUSES:
         raise ValueError(f"parse status {parse_status.value!r} is not repaired by a retry")
-    role = _role_of(original)
-    note = _retry_note(role, bad_reply, RETRY_NOTES[parse_status])
+    role, reply_format = _role_of(original)
+    notes = STRUCTURED_RETRY_NOTES if reply_format in _STRUCTURED else RETRY_NOTES
+    note = _retry_note(role, reply_format, bad_reply, notes[parse_status])
     system, user = original
     return [system, {"role": "user", "content": user["content"] + "\n\n" + note}]
 
 
-def _retry_note(role: Role, bad_reply: str, note: RetryNote) -> str:
+def _retry_note(role: Role, reply_format: ReplyFormat, bad_reply: str, note: RetryNote) -> str:
     previous = ""
     if note.quote_reply:
         code = fence_code([bad_reply])
         previous = "\n\n" + template("previous_reply.txt").format(code=code, reply=bad_reply)
     return template("format_retry.txt").format(
-        problem=note.problem, previous_reply=previous, contract=reply_contract(role)
+        problem=note.problem,
+        previous_reply=previous,
+        contract=reply_contract(role, reply_format),
     )
 
 
-def _role_of(original: Sequence[Message]) -> Role:
-    """The role whose review `original` is, known from its (per-role constant) system turn."""
+def _role_of(original: Sequence[Message]) -> tuple[Role, ReplyFormat]:
+    """The role whose review `original` is, and the reply format it asks for, known from
+    its (per role and format constant) system turn; a grammar review reads as `text`, whose
+    words it shares."""
     roles = [message["role"] for message in original]
     if roles == ["system", "user"]:
         for role in Role:
-            if original[0]["content"] == system_prompt(role):
-                return role
+            for reply_format in ReplyFormat:
+                if original[0]["content"] == system_prompt(role, reply_format):
+                    return role, reply_format
     raise ValueError("expected the (system, user) messages of a review built by app.prompts")

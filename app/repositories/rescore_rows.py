@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Protocol
 
 from app.contract.reading import Reading
-from app.vocabulary import Purpose, Role
+from app.vocabulary import Purpose, ReplyFormat, Role
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +48,10 @@ class StoredCall:
     judge_name: str = ""
     # As recorded when the call was made: a replay never reads today's setting.
     evidential: bool = True
+    # The reply format it was asked in, read by that format's reader (app/contract/formats.py).
+    reply_format: ReplyFormat = ReplyFormat.TEXT
+    # The raw HTTP body, for a tool or JSON reply only: its tool calls are read from it.
+    raw_body: str | None = None
 
 
 class NewRuling(Protocol):

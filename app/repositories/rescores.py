@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, Table, insert, select, update
+from sqlalchemy import ColumnElement, Table, case, insert, select, update
 from sqlalchemy.engine import CursorResult, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,7 +23,7 @@ from app.models.screening import Screening
 from app.policy import Panel, panel_of
 from app.repositories.reports import as_utc
 from app.repositories.rescore_rows import ChangeToApply, CurrentState, StoredCall
-from app.vocabulary import Pair, ParseStatus, QueueStatus, ScreeningStatus, Verdict
+from app.vocabulary import Pair, ParseStatus, QueueStatus, ReplyFormat, ScreeningStatus, Verdict
 
 # A change of the caller's own type (rescore.diff.Change): the ones written are given back.
 C = TypeVar("C", bound=ChangeToApply)
@@ -103,6 +103,7 @@ def _current(screening: Screening) -> CurrentState:
     )
 
 
+_BODY_READ = (ReplyFormat.TOOL.value, ReplyFormat.JSON.value)
 # What a replay reads of each review, in the order `_stored_call` unpacks it.
 _CALL_COLUMNS = (
     Review.id,
@@ -121,6 +122,10 @@ _CALL_COLUMNS = (
     Review.judge_name,
     # The flag the call was made under: a replay never reads today's setting.
     Review.evidential,
+    # The format it was asked in: a replay reads it with that format's reader. A tool or
+    # JSON reply's body too, whose tool calls the reader reads; a text reply's is not needed.
+    Review.reply_format,
+    case((Review.reply_format.in_(_BODY_READ), Review.raw_body), else_=None),
 )
 
 
@@ -142,10 +147,21 @@ async def stored_calls(
 def _stored_call(row: Sequence[Any], latest: dict[int, Reading]) -> StoredCall:
     review_id, _, role, attempt, purpose, raw, finish = row[:7]
     verdict, status, back_translation, issues, version = row[7:12]
-    supplied, judge_name, evidential = row[12:]
+    supplied, judge_name, evidential, reply_format, raw_body = row[12:]
     reading = latest.get(review_id) or _reading(verdict, status, back_translation, issues, version)
     return StoredCall(
-        review_id, role, attempt, purpose, raw, finish, reading, supplied, judge_name, evidential
+        review_id,
+        role,
+        attempt,
+        purpose,
+        raw,
+        finish,
+        reading,
+        supplied,
+        judge_name,
+        evidential,
+        reply_format=reply_format,
+        raw_body=raw_body,
     )
 
 

@@ -15,7 +15,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.review import NO_JUDGE, Review
 from app.repositories.conflicts import insert_unless_exists
-from app.vocabulary import SINGLE_JUDGE, ParseStatus, Purpose, Role, Verdict
+from app.vocabulary import SINGLE_JUDGE, ParseStatus, Purpose, ReplyFormat, Role, Verdict
 
 UNIQUE_ATTEMPT = ("screening_id", "role", "judge_name", "attempt")
 _LARGEST_ID = 2**31 - 1  # reviews.id is an INTEGER (32 bits on PostgreSQL)
@@ -52,6 +52,10 @@ class ReviewRecord:
     judge_name: str | None = None
     # The provider's FAITHSCREEN_*_EVIDENTIAL when the call was made (supplied: True).
     evidential: bool = True
+    # The reply format asked (FAITHSCREEN_*_REPLY_FORMAT; supplied: text) and, for
+    # `grammar`, the grammar's version. `parser_version` names the reader that read it.
+    reply_format: ReplyFormat = ReplyFormat.TEXT
+    grammar_version: str | None = None
 
     @property
     def judge(self) -> str:

@@ -18,13 +18,16 @@ from dataclasses import dataclass, replace
 
 from app.contract import PARSER_VERSION, read_call, read_supplied
 from app.contract.call import failed_call_reading
+from app.contract.formats import read_reply
+from app.contract.provider_reply import ProviderReply, ToolCall
 from app.contract.reading import Reading
+from app.llm.body import MalformedBody, read_completion
 from app.pipeline.judged import decide_judged, judge_names
 from app.pipeline.plan import Limits, PastCall, all_evidential, plan_next
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import Panel, RoleResult
 from app.repositories.rescore_rows import StoredCall
-from app.vocabulary import Pair, ParseStatus, Purpose, Role
+from app.vocabulary import Pair, ParseStatus, Purpose, ReplyFormat, Role
 
 # (content, finish_reason) -> Reading: the parser entry point for a provider's reply.
 Reader = Callable[[str | None, str | None], Reading]
@@ -66,20 +69,45 @@ class Replay:
     incomplete: bool
 
 
+# Formats whose replies the contract parser does not read: each has its own reader.
+STRUCTURED_FORMATS = frozenset({ReplyFormat.TOOL, ReplyFormat.JSON})
+
+
 def reread(call: StoredCall, parser: Parser = CURRENT_PARSER) -> Reading:
     """The stored reply read again, under `parser`'s version. A failed call, or one refused
     in the provider's own refusal field, keeps its status with no fields, as the pipeline
     recorded it: nothing in it is an answer for the parser. A supplied reply is read as the
-    pipeline read it, without a finish reason (it never had one)."""
+    pipeline read it, without a finish reason (it never had one). A tool or JSON reply is
+    read by its own format's reader, never as text, under that reader's version."""
+    status = call.reading.parse_status
+    if call.reply_format in STRUCTURED_FORMATS and not call.supplied:
+        reading = read_reply(call.reply_format, call.role, structured_reply(call))
+        if status in CALL_OUTCOME_STATUSES:
+            return failed_call_reading(status)
+        return reading
     reading = (
         parser.read_supplied(call.raw_response or "")
         if call.supplied
         else parser.read(call.raw_response, call.finish_reason)
     )
-    status = call.reading.parse_status
     if status in CALL_OUTCOME_STATUSES and reading.parse_status is not status:
         reading = failed_call_reading(status)
     return replace(reading, parser_version=parser.version)
+
+
+def structured_reply(call: StoredCall) -> ProviderReply:
+    """A tool or JSON reply as stored: its content and finish reason, with the tool calls
+    read again from its raw body. A body that is missing or does not read (never so for a
+    reply that came in) gives a tool call that cannot be read: both readers find it
+    `invalid`, so nothing is read from what is not there."""
+    try:
+        calls = read_completion(call.raw_body).tool_calls if call.raw_body else None
+    except MalformedBody:
+        calls = None
+    unreadable = (ToolCall(None, None),)
+    return ProviderReply(
+        call.raw_response, call.finish_reason, unreadable if calls is None else calls
+    )
 
 
 def format_retries_then(calls: Sequence[StoredCall], setting: int) -> int:

@@ -1,6 +1,6 @@
 """FAITHSCREEN_<ROLE>_REPLY_FORMAT and FAITHSCREEN_JUDGE_<NAME>_REPLY_FORMAT: `text` (the
-default) and `grammar` are read; `tool` and `json` are named but refused, in one line saying
-they are not built yet, rather than silently asked for as free text."""
+default), `grammar`, `tool` and `json` are read per role and per panel judge; anything else
+is refused naming the variable."""
 
 from __future__ import annotations
 
@@ -56,22 +56,19 @@ def run(env: dict[str, str]) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("value", ["tool", "json"])
-@pytest.mark.parametrize(
-    "variable",
-    [
-        "FAITHSCREEN_TRANSLATOR_REPLY_FORMAT",
-        "FAITHSCREEN_JUDGE_REPLY_FORMAT",
-        "FAITHSCREEN_JUDGE_B_REPLY_FORMAT",
-    ],
-)
-def test_a_format_not_built_yet_is_refused_in_one_line(variable: str, value: str) -> None:
-    panel = PANEL if "_B_" in variable else {}  # with a panel the single judge's is unread
-    code, output = run(panel | {variable: value})
-    assert code == 2
-    assert output.strip() == (
-        f"faithscreen: {variable}={value!r} is not accepted: the tool and json reply "
-        "formats are not built yet; it takes text or grammar"
-    ), output
+def test_tool_and_json_are_read_per_role_and_per_panel_judge(
+    monkeypatch: pytest.MonkeyPatch, value: str
+) -> None:
+    env = PANEL | {
+        "FAITHSCREEN_TRANSLATOR_REPLY_FORMAT": value,
+        "FAITHSCREEN_JUDGE_A_REPLY_FORMAT": value,
+    }
+    settings = settings_of(monkeypatch, env)
+    assert settings.translator.reply_format == value
+    assert settings.judge_provider("a").reply_format == value
+    assert settings.judge_provider("b").reply_format == "text"
+    code, output = run(env)
+    assert code == 0, output
 
 
 def test_an_unknown_format_is_refused_naming_the_variable() -> None:

@@ -69,6 +69,9 @@ class Review(BaseModel):
     # False: the model was marked not evidential; its FAITHFUL never counts towards passed.
     evidential: bool = True
     parser_version: str
+    # The reply format asked for (text, grammar, tool, json) and, for grammar, its version.
+    reply_format: str = "text"
+    grammar_version: str | None = None
     prompt_version: str | None
     created_at: datetime
     cut: dict[str, int] = Field(default_factory=dict)
