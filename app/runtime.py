@@ -15,13 +15,16 @@ from dataclasses import dataclass, field
 
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 
+from app.budgets.service import Budgets
 from app.db.engine import create_engine, make_session_factory
 from app.db.location import database_location
 from app.llm.client import LLMClient
+from app.llm.gate import OPEN_GATE
 from app.pipeline.screening import ScreeningPipeline
-from app.settings import Settings
+from app.settings import ProviderSettings, Settings
 from app.vocabulary import Role
 from app.worker.failures import FailurePolicy
+from app.worker.owners import new_owner_name
 from app.worker.runner import Worker
 from faithscreen_client.credentials import mask_url_credentials
 
@@ -50,25 +53,31 @@ def tune_garbage_collection() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
 
 
-def build_clients(settings: Settings) -> dict[Role, LLMClient]:
+def build_clients(settings: Settings, budgets: Budgets | None = None) -> dict[Role, LLMClient]:
     """One pooled client per configured role; an unconfigured role has none. With a panel
-    the single judge's settings are ignored: no client for it."""
+    the single judge's settings are ignored: no client for it. Each client's calls are
+    admitted by its provider's shared budget (app/budgets), given `budgets`."""
     roles = [Role.TRANSLATOR] if settings.panel else list(Role)
     return {
-        role: LLMClient(settings.provider(role), concurrency=settings.llm_concurrency, role=role)
+        role: _client(settings, settings.provider(role), role, budgets)
         for role in roles
         if not settings.provider(role).missing(role)
     }
 
 
-def build_judge_clients(settings: Settings) -> dict[str, LLMClient]:
+def build_judge_clients(settings: Settings, budgets: Budgets | None = None) -> dict[str, LLMClient]:
     """A panel's judges, each on a pooled client (and concurrency) of its own."""
     return {
-        name: LLMClient(
-            settings.judge_provider(name), concurrency=settings.llm_concurrency, role=Role.JUDGE
-        )
+        name: _client(settings, settings.judge_provider(name), Role.JUDGE, budgets)
         for name in settings.panel
     }
+
+
+def _client(
+    settings: Settings, provider: ProviderSettings, role: Role, budgets: Budgets | None
+) -> LLMClient:
+    gate = OPEN_GATE if budgets is None else budgets.gate(provider)
+    return LLMClient(provider, concurrency=settings.llm_concurrency, role=role, gate=gate)
 
 
 def _log_configuration(settings: Settings) -> None:
@@ -112,9 +121,13 @@ class Runtime:
     def create(cls, settings: Settings, *, with_worker: bool) -> Runtime:
         engine = create_engine(settings.database_url)
         sessions = make_session_factory(engine)
-        clients = build_clients(settings)
+        # One name for this process's job leases and provider budget leases alike.
+        owner = new_owner_name()
+        budgets = Budgets(sessions, owner=owner)
+        clients = build_clients(settings, budgets)
         _log_configuration(settings)
-        runtime = cls(settings, engine, sessions, clients, build_judge_clients(settings))
+        judges = build_judge_clients(settings, budgets)
+        runtime = cls(settings, engine, sessions, clients, judges)
         missing = settings.missing_providers()
         if with_worker and missing:
             # Every queued job needs both roles' calls (supplied replies are decided at
@@ -130,6 +143,7 @@ class Runtime:
                 lease_seconds=settings.job_lease_seconds,
                 capacity=settings.effective_worker_capacity,
                 failures=FailurePolicy(sessions),
+                owner=owner,
                 free_dead_local_jobs=engine.dialect.name == "sqlite",
             )
         return runtime

@@ -20,15 +20,22 @@ class ProviderBackoff(LLMError):
     than `retry_after` seconds from now; no review is recorded for the abandoned call.
     `asked` is what the provider asked for, when more than the cap `retry_after` allows
     (the provider's `max_retry_after_seconds`); None when it was granted as asked.
+    `budget` names the limit of the provider's shared budget (app/budgets) that makes
+    the wait, when it is that budget rather than a reply of this call's.
     """
 
-    def __init__(self, retry_after: float, *, asked: float | None = None) -> None:
+    def __init__(
+        self, retry_after: float, *, asked: float | None = None, budget: str | None = None
+    ) -> None:
         self.retry_after = retry_after
         self.asked = asked
+        self.budget = budget
         super().__init__(self.describe())
 
     def describe(self) -> str:
         """What a waiting screening says: "provider asked to wait 999999 s (capped at 300 s)"."""
+        if self.budget is not None:
+            return f"provider asked to wait {_seconds(self.retry_after)} s ({self.budget})"
         if self.asked is None:
             return f"provider asked to wait {_seconds(self.retry_after)} s"
         asked, cap = _seconds(self.asked), _seconds(self.retry_after)

@@ -6,6 +6,7 @@ from app.models.batch import Batch
 from app.models.decision import Decision, DecisionIsAppendOnly
 from app.models.job import Job
 from app.models.pair import PairRow
+from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.models.queue_item import QueueItem, QueueItemScreening
 from app.models.rescore import ReadingRow, Rescore, RescoreRowIsAppendOnly, RulingRow
 from app.models.review import Review, ReviewIsAppendOnly
@@ -27,6 +28,8 @@ __all__ = [
     "ItemOpening",
     "Job",
     "PairRow",
+    "ProviderBudget",
+    "ProviderBudgetLease",
     "QueueItem",
     "QueueItemScreening",
     "ReadingRow",

@@ -1,0 +1,133 @@
+"""When a call may start under a provider's budget: pure arithmetic on the stored row.
+
+A token bucket in its virtual-scheduling form (GCRA, no burst): the row keeps when the
+budget is next free. A request moves `next_request_at` on by 60/rpm seconds, a call's
+tokens move `next_token_at` on by tokens * 60/tpm seconds, and a call starts no earlier
+than either, nor than a provider's pause. So any window of W seconds holds at most
+W * rpm/60 + 1 requests, and W * tpm/60 tokens plus one call's. A call's tokens are
+estimated when it starts and the difference to its reported `usage` is settled after.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+REQUESTS = "shared budget: requests per minute"
+TOKENS = "shared budget: tokens per minute"
+IN_FLIGHT = "shared budget: calls in flight"
+
+
+@dataclass(frozen=True, slots=True)
+class Budget:
+    """One provider's limits (0: none), as configured (FAITHSCREEN_<ROLE>_...)."""
+
+    requests_per_minute: int = 0
+    tokens_per_minute: int = 0
+    max_in_flight: int = 0
+
+    @property
+    def unlimited(self) -> bool:
+        return not (self.requests_per_minute or self.tokens_per_minute or self.max_in_flight)
+
+    def strictest(self, other: Budget) -> Budget:
+        """Each limit at the lower of the two (a limit of 0 is none, so never the lower)."""
+        return Budget(
+            _lower(self.requests_per_minute, other.requests_per_minute),
+            _lower(self.tokens_per_minute, other.tokens_per_minute),
+            _lower(self.max_in_flight, other.max_in_flight),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Bucket:
+    """The stored row as read under its lock, with the leases that still count."""
+
+    next_request_at: datetime
+    next_token_at: datetime
+    paused_until: datetime | None
+    in_flight: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Grant:
+    """The call may start at `start`; the row moves on to these times."""
+
+    start: datetime
+    next_request_at: datetime
+    next_token_at: datetime
+
+
+@dataclass(frozen=True, slots=True)
+class Wait:
+    """Not before `seconds` from now, longer than a call waits: `limit` is the reason
+    (None: a provider's pause, which the provider itself asked for)."""
+
+    seconds: float
+    limit: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class Busy:
+    """Every call in flight the budget allows is taken: try again when one ends."""
+
+
+def admit(
+    bucket: Bucket, budget: Budget, tokens: int, now: datetime, horizon: float
+) -> Grant | Wait | Busy:
+    """Whether a call of `tokens` (estimated) may start within `horizon` seconds of `now`."""
+    if budget.max_in_flight and bucket.in_flight >= budget.max_in_flight:
+        return Busy()
+    start, limit = now, None
+    for at, name in _earliest(bucket, budget):
+        if at > start:
+            start, limit = at, name
+    wait = (start - now).total_seconds()
+    if wait > horizon:
+        return Wait(wait, limit)
+    return Grant(start, *_moved(bucket, budget, tokens, start))
+
+
+def _earliest(bucket: Bucket, budget: Budget) -> list[tuple[datetime, str | None]]:
+    """Each time a limit lets the next call start, with the limit's name."""
+    times: list[tuple[datetime, str | None]] = []
+    if bucket.paused_until is not None:
+        times.append((bucket.paused_until, None))
+    if budget.requests_per_minute:
+        times.append((bucket.next_request_at, REQUESTS))
+    if budget.tokens_per_minute:
+        times.append((bucket.next_token_at, TOKENS))
+    return times
+
+
+def _moved(
+    bucket: Bucket, budget: Budget, tokens: int, start: datetime
+) -> tuple[datetime, datetime]:
+    requests, token_time = bucket.next_request_at, bucket.next_token_at
+    if budget.requests_per_minute:
+        requests = start + timedelta(seconds=60.0 / budget.requests_per_minute)
+    if budget.tokens_per_minute:
+        token_time = max(token_time, start) + _token_seconds(tokens, budget)
+    return requests, token_time
+
+
+def settled(next_token_at: datetime, budget: Budget, *, charged: int, used: int) -> datetime:
+    """`next_token_at` once a call charged `charged` tokens turned out to use `used`: moved
+    back by what it did not use (or on by what it used beyond the estimate)."""
+    if not budget.tokens_per_minute:
+        return next_token_at
+    return next_token_at + _token_seconds(used - charged, budget)
+
+
+def paused(paused_until: datetime | None, now: datetime, seconds: float) -> datetime:
+    """The pause once a provider asked for `seconds` more: never shortened."""
+    until = now + timedelta(seconds=seconds)
+    return until if paused_until is None or until > paused_until else paused_until
+
+
+def _token_seconds(tokens: int, budget: Budget) -> timedelta:
+    return timedelta(seconds=tokens * 60.0 / budget.tokens_per_minute)
+
+
+def _lower(a: int, b: int) -> int:
+    return min(a, b) if a and b else a or b

@@ -1,0 +1,174 @@
+"""The provider budget rows (app/models/provider_budget.py): admit a call, settle it.
+
+Each function is one short transaction's work, committed by the caller; none is ever
+held across an LLM call. The row is locked before it is read: the first statement is an
+UPDATE ... RETURNING of the row, which on PostgreSQL locks it (as SELECT ... FOR UPDATE
+would) and on SQLite takes the database's write lock, so two processes never both read
+the same budget and both spend it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any, cast
+
+from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.engine import CursorResult
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from app.budgets.limits import Bucket, Budget, Busy, Grant, Wait, admit, paused, settled
+from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
+from app.repositories.conflicts import insert_unless_exists
+
+Row = ProviderBudget
+
+
+@dataclass(frozen=True, slots=True)
+class Provider:
+    """A budget's key: base URL (without credentials) and model."""
+
+    base_url: str
+    model: str
+
+
+@dataclass(frozen=True, slots=True)
+class Admitted:
+    """A granted call: its start, the row it was charged on, and its lease (None when the
+    budget has no in-flight limit)."""
+
+    start: datetime
+    budget_id: int
+    lease_id: int | None
+
+
+async def admit_call(
+    session: AsyncSession,
+    provider: Provider,
+    budget: Budget,
+    *,
+    tokens: int,
+    owner: str,
+    now: datetime,
+    horizon: float,
+    lease_seconds: float,
+) -> Admitted | Wait | Busy:
+    """Reserve a start for one call within `horizon` seconds, or say why not."""
+    budget_id, bucket = await _locked(session, provider, now)
+    if budget.max_in_flight:
+        bucket = await _with_in_flight(session, budget_id, bucket, now)
+    decision = admit(bucket, budget, tokens, now, horizon)
+    if not isinstance(decision, Grant):
+        return decision
+    moved = {"next_request_at": decision.next_request_at, "next_token_at": decision.next_token_at}
+    await session.execute(update(Row).where(Row.id == budget_id).values(moved))
+    lease_id = None
+    if budget.max_in_flight:
+        expires = decision.start + timedelta(seconds=lease_seconds)
+        lease_id = await _lease(session, budget_id, owner, expires)
+    return Admitted(decision.start, budget_id, lease_id)
+
+
+async def settle_call(
+    session: AsyncSession,
+    admitted: Admitted,
+    budget: Budget,
+    *,
+    charged: int,
+    used: int | None,
+    pause_seconds: float | None,
+    now: datetime,
+) -> None:
+    """The call ended: its lease freed, its tokens corrected from `used`, and a pause the
+    provider asked for stored for every process."""
+    if admitted.lease_id is not None:
+        await session.execute(
+            delete(ProviderBudgetLease).where(ProviderBudgetLease.id == admitted.lease_id)
+        )
+    if (used is None or not budget.tokens_per_minute) and pause_seconds is None:
+        return
+    bucket = await _lock_by_id(session, admitted.budget_id, now)
+    values: dict[str, Any] = {}
+    if used is not None:
+        values["next_token_at"] = settled(bucket.next_token_at, budget, charged=charged, used=used)
+    if pause_seconds is not None:
+        values["paused_until"] = paused(bucket.paused_until, now, pause_seconds)
+    await session.execute(update(Row).where(Row.id == admitted.budget_id).values(values))
+
+
+async def pause_provider(
+    session: AsyncSession, provider: Provider, seconds: float, *, now: datetime
+) -> None:
+    """Store a provider's pause (a budget without limits, which holds no grant)."""
+    budget_id, bucket = await _locked(session, provider, now)
+    until = paused(bucket.paused_until, now, seconds)
+    await session.execute(update(Row).where(Row.id == budget_id).values(paused_until=until))
+
+
+async def paused_until(session: AsyncSession, provider: Provider) -> datetime | None:
+    """The provider's stored pause, read without a lock (None: none, or no row yet)."""
+    statement = select(Row.paused_until).where(
+        Row.base_url == provider.base_url, Row.model == provider.model
+    )
+    return (await session.execute(statement)).scalar_one_or_none()
+
+
+async def expire_leases(session: AsyncSession, owners: Sequence[str]) -> int:
+    """Delete the leases of owners known to be dead (app/worker/owners.py); how many."""
+    if not owners:
+        return 0
+    statement = delete(ProviderBudgetLease).where(ProviderBudgetLease.owner.in_(owners))
+    return cast(CursorResult[Any], await session.execute(statement)).rowcount
+
+
+async def _locked(session: AsyncSession, provider: Provider, now: datetime) -> tuple[int, Bucket]:
+    """The provider's row, locked (made on first use)."""
+    where = (Row.base_url == provider.base_url, Row.model == provider.model)
+    found = await _touch(session, now, *where)
+    if found is None:
+        values = {"base_url": provider.base_url, "model": provider.model}
+        times = {"next_request_at": now, "next_token_at": now, "updated_at": now}
+        await insert_unless_exists(session, Row, values | times, ["base_url", "model"])
+        found = await _touch(session, now, *where)
+    assert found is not None  # inserted above, and rows are never deleted
+    return found
+
+
+async def _lock_by_id(session: AsyncSession, budget_id: int, now: datetime) -> Bucket:
+    found = await _touch(session, now, Row.id == budget_id)
+    assert found is not None  # rows are never deleted
+    return found[1]
+
+
+async def _touch(session: AsyncSession, now: datetime, *where: Any) -> tuple[int, Bucket] | None:
+    """UPDATE ... RETURNING: the row's lock taken and its values read in one statement."""
+    statement = (
+        update(Row)
+        .where(*where)
+        .values(updated_at=now)
+        .returning(Row.id, Row.next_request_at, Row.next_token_at, Row.paused_until)
+    )
+    row = (await session.execute(statement)).first()
+    if row is None:
+        return None
+    return row[0], Bucket(row[1], row[2], row[3])
+
+
+async def _with_in_flight(
+    session: AsyncSession, budget_id: int, bucket: Bucket, now: datetime
+) -> Bucket:
+    """The bucket with its live leases counted, once the expired ones are deleted (a dead
+    process's calls stop counting when their leases expire)."""
+    leases = ProviderBudgetLease
+    expired = (leases.budget_id == budget_id, leases.expires_at <= now)
+    await session.execute(delete(leases).where(*expired))
+    count = select(func.count()).select_from(leases).where(leases.budget_id == budget_id)
+    live = int((await session.execute(count)).scalar_one())
+    return Bucket(bucket.next_request_at, bucket.next_token_at, bucket.paused_until, live)
+
+
+async def _lease(session: AsyncSession, budget_id: int, owner: str, expires: datetime) -> int:
+    values = {"budget_id": budget_id, "owner": owner, "expires_at": expires}
+    statement = insert(ProviderBudgetLease).values(values).returning(ProviderBudgetLease.id)
+    return int((await session.execute(statement)).scalar_one())

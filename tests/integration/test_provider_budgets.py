@@ -1,0 +1,186 @@
+"""Provider budgets (app/budgets) on a real database, SQLite and PostgreSQL: two processes'
+gates (two `Budgets` with their own owner names, on one database) share one budget.
+
+Starts are read from what each admission reserved, never from how long anything took: the
+gates' `sleep` only records the waits it is asked for. The multi-process tests (real
+`faithscreen worker` processes) are in tests/e2e/test_provider_budgets_workers.py.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from app.budgets.limits import IN_FLIGHT, REQUESTS, TOKENS
+from app.budgets.service import Budgets, ProviderGate
+from app.llm.errors import ProviderBackoff
+from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
+from app.repositories.provider_waits import WAIT_NOTE
+from app.settings import ProviderSettings
+from tests.support.clock import MovableClock
+
+Sessions = async_sessionmaker[AsyncSession]
+
+
+def provider(**limits: int) -> ProviderSettings:
+    return ProviderSettings(
+        base_url="https://user:secret@llm.example/v1/?key=sk-1",
+        model="m",
+        timeout_seconds=10,
+        connect_timeout_seconds=5,
+        **limits,  # type: ignore[arg-type]
+    )
+
+
+class Sleeps(list[float]):
+    async def __call__(self, seconds: float) -> None:
+        self.append(seconds)
+
+
+def two_processes(sessions: Sessions, settings: ProviderSettings) -> tuple[ProviderGate, ...]:
+    gates = []
+    for owner in ("host:1:aaaa", "host:2:bbbb"):
+        gate = Budgets(sessions, owner=owner).gate(settings)
+        gate.sleep = Sleeps()
+        gates.append(gate)
+    return tuple(gates)
+
+
+async def leases(sessions: Sessions) -> list[str]:
+    async with sessions() as session:
+        return list((await session.execute(select(ProviderBudgetLease.owner))).scalars())
+
+
+async def test_requests_per_minute_is_one_budget_for_both_processes(
+    session_factory: Sessions,
+) -> None:
+    a, b = two_processes(session_factory, provider(requests_per_minute=60))
+    a.horizon = b.horizon = 5.5
+    starts = [(await gate.enter(100)).admitted.start for gate in (a, b, a, b, a, b)]  # type: ignore[attr-defined]
+    # One second apart, whichever process asked: six starts over five seconds.
+    assert [(later - starts[0]).total_seconds() for later in starts] == [0, 1, 2, 3, 4, 5]
+    with pytest.raises(ProviderBackoff) as raised:
+        await a.enter(100)  # the seventh would start 6 s on: past the horizon
+    assert raised.value.budget == REQUESTS
+    assert 5.5 < raised.value.retry_after <= 6
+    assert raised.value.describe().startswith(WAIT_NOTE)
+    async with session_factory() as session:
+        rows = (await session.execute(select(ProviderBudget))).scalars().all()
+    # One row, keyed without the URL's credentials.
+    assert [(row.base_url, row.model) for row in rows] == [("https://llm.example/v1", "m")]
+
+
+async def test_tokens_are_corrected_from_usage(session_factory: Sessions) -> None:
+    # 600 tokens a minute: 10 tokens a second.
+    a, b = two_processes(session_factory, provider(tokens_per_minute=600))
+    first = await a.enter(100)
+    await first.leave(used_tokens=20, pause_seconds=None)  # estimated 100, used 20
+    second = await b.enter(100)
+    gap = second.admitted.start - first.admitted.start  # type: ignore[attr-defined]
+    assert gap == timedelta(seconds=2)  # 20 tokens' worth, not the 100 estimated
+    await second.leave(used_tokens=None, pause_seconds=None)  # no usage: the estimate stands
+    third = await a.enter(50)
+    gap = third.admitted.start - second.admitted.start  # type: ignore[attr-defined]
+    assert gap == timedelta(seconds=10)
+    b.horizon = 1
+    with pytest.raises(ProviderBackoff) as raised:
+        await b.enter(50)  # 5 s on
+    assert raised.value.budget == TOKENS
+
+
+async def test_calls_in_flight_are_counted_across_processes(session_factory: Sessions) -> None:
+    a, b = two_processes(session_factory, provider(max_in_flight=2))
+    b.horizon = 0.2
+    held = [await a.enter(10), await b.enter(10)]
+    assert sorted(await leases(session_factory)) == ["host:1:aaaa", "host:2:bbbb"]
+    with pytest.raises(ProviderBackoff) as raised:
+        await b.enter(10)
+    assert raised.value.budget == IN_FLIGHT
+    await held[0].leave(used_tokens=5, pause_seconds=None)
+    third = await b.enter(10)
+    assert sorted(await leases(session_factory)) == ["host:2:bbbb", "host:2:bbbb"]
+    for admitted in (held[1], third):
+        await admitted.leave(used_tokens=5, pause_seconds=None)
+    assert await leases(session_factory) == []
+
+
+async def test_a_waiter_is_woken_when_a_call_of_its_process_ends(
+    session_factory: Sessions,
+) -> None:
+    [gate] = two_processes(session_factory, provider(max_in_flight=1))[:1]
+    first = await gate.enter(10)
+    waiting = asyncio.create_task(gate.enter(10))
+    await asyncio.sleep(0.2)
+    assert not waiting.done()
+    await first.leave(used_tokens=1, pause_seconds=None)
+    second = await asyncio.wait_for(waiting, timeout=60)
+    await second.leave(used_tokens=1, pause_seconds=None)
+
+
+async def test_a_dead_process_s_lease_stops_counting_when_it_expires(
+    session_factory: Sessions, moved_clock: MovableClock
+) -> None:
+    a, b = two_processes(session_factory, provider(max_in_flight=1))
+    b.horizon = 0.2
+    await a.enter(10)  # and never leaves: its process died
+    with pytest.raises(ProviderBackoff):
+        await b.enter(10)
+    # The lease lasts the attempt's deadline (10 s + 5 s) and a margin of 30 s.
+    moved_clock.advance(40)
+    with pytest.raises(ProviderBackoff):
+        await b.enter(10)
+    moved_clock.advance(10)
+    taken = await b.enter(10)
+    assert await leases(session_factory) == ["host:2:bbbb"]
+    await taken.leave(used_tokens=None, pause_seconds=None)
+
+
+async def test_a_call_cancelled_while_it_waits_for_its_start_gives_its_lease_back(
+    session_factory: Sessions,
+) -> None:
+    a, _ = two_processes(session_factory, provider(requests_per_minute=6, max_in_flight=5))
+    first = await a.enter(10)
+
+    async def never(_seconds: float) -> None:
+        await asyncio.Event().wait()
+
+    a.sleep = never
+    waiting = asyncio.create_task(a.enter(10))  # its start is 10 s after the first's
+    deadline = asyncio.get_running_loop().time() + 60
+    while len(await leases(session_factory)) < 2:
+        assert asyncio.get_running_loop().time() < deadline
+        await asyncio.sleep(0.02)
+    waiting.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiting
+    assert len(await leases(session_factory)) == 1
+    await first.leave(used_tokens=None, pause_seconds=None)
+    assert await leases(session_factory) == []
+
+
+@pytest.mark.parametrize("limits", [{}, {"requests_per_minute": 600}], ids=["open", "limited"])
+async def test_a_retry_after_pauses_the_provider_for_the_other_process(
+    session_factory: Sessions, limits: dict[str, int]
+) -> None:
+    a, b = two_processes(session_factory, provider(**limits))
+    got = await a.enter(10)
+    await got.leave(used_tokens=None, pause_seconds=30)
+    b.horizon = 10
+    with pytest.raises(ProviderBackoff) as raised:
+        await b.enter(10)
+    # The provider's own ask, not a limit of the budget's.
+    assert raised.value.budget is None
+    assert raised.value.describe() == f"{WAIT_NOTE} {raised.value.retry_after:.0f} s"
+    b.horizon = 60
+    await (await b.enter(10)).leave(used_tokens=None, pause_seconds=None)
+    assert isinstance(b.sleep, Sleeps)
+    assert 29 < b.sleep[-1] <= 30  # waited out the pause a's call was asked for
+    async with session_factory() as session:
+        before = (await session.execute(select(ProviderBudget.paused_until))).scalar_one()
+    await a.pause(1)  # a shorter pause asked later does not shorten it
+    async with session_factory() as session:
+        assert (await session.execute(select(ProviderBudget.paused_until))).scalar_one() == before
