@@ -75,7 +75,7 @@ async def compare_batches(session: AsyncSession, a: str, b: str) -> dict[str, An
     judged = [await _judged(session, batch_id) for batch_id in (a, b)]
     # In a worker thread: tens of thousands of pairs take a while, and the event loop
     # serves every other request (a reviewer key can call this) meanwhile.
-    comparison: Comparison = await anyio.to_thread.run_sync(compare, *judged)
+    comparison: Comparison = await anyio.to_thread.run_sync(compare, judged[0], judged[1])
     if comparison.common == 0:
         raise AppError(
             409,
