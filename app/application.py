@@ -26,6 +26,7 @@ from app.api.routes import (
     keys,
     metrics,
     queue,
+    queue_threads,
     reports,
     rescore,
     review_stats,
@@ -62,6 +63,7 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(screenings.router)
     app.include_router(batches.router)
     app.include_router(queue.router)
+    app.include_router(queue_threads.router)  # comments and assignment of a queue item
     app.include_router(keys.router)
     app.include_router(metrics.router)  # /metrics, for a Prometheus scraper
     app.include_router(reports.router)  # /v1/reports/summary
@@ -81,6 +83,8 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
             queue.DECISION_BODY,
             queue.ADJUDICATION_BODY,
             queue.REOPEN_BODY,
+            queue_threads.COMMENT_BODY,
+            queue_threads.ASSIGN_BODY,
         ],
     )
     document_contract(app)  # every operation's error statuses, read from its route

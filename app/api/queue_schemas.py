@@ -83,6 +83,9 @@ class QueueItemSummary(BaseModel):
     final_decision: DecisionValue | None = Field(description="null while the item is `blind`.")
     claimed_by: str | None
     claim_expires_at: datetime | None
+    assigned_to: str | None = Field(
+        default=None, description="The key name the item is assigned to (null: nobody)."
+    )
     created_at: datetime
     updated_at: datetime
     resolved_at: datetime | None
@@ -110,6 +113,7 @@ class QueueItemSummary(BaseModel):
             final_decision=screening.final_decision if sighted else None,
             claimed_by=item.claimed_by if live_claim else None,
             claim_expires_at=item.claim_expires_at if live_claim else None,
+            assigned_to=entry.assigned_to,
             created_at=item.created_at,
             updated_at=item.updated_at,
             resolved_at=item.resolved_at,
@@ -130,6 +134,11 @@ class DecisionOut(BaseModel):
     )
     blind: bool = Field(description="Decided without seeing what the models said.")
     claimed_at: datetime | None = Field(description="When the decider's claim began.")
+    opened_at: datetime | None = Field(
+        default=None,
+        description="When the decider first opened the item (GET /v1/queue/{id} or its "
+        "page), since its last reopen: their time on it runs from here. null without one.",
+    )
     withdraws_id: int | None = Field(description="On a `withdrawal`: the decision taken back.")
     actor: str = Field(description="The name of the key that acted.")
     actor_role: AccessRole

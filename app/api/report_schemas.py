@@ -223,8 +223,9 @@ class PersonStatsOut(_FromAttributes):
     unsure: int
     unsure_rate: float | None = Field(description="unsure/decisions; null without decisions.")
     median_seconds: float | None = Field(
-        description="Median seconds per item, from when the person's claim began to their "
-        "decision; null without a decision made under a claim."
+        description="Median seconds per item, from when the person first opened it "
+        "(GET /v1/queue/{id} or its page) to their decision; null without a decision made "
+        "after an opening."
     )
     withdrawn: int = Field(description="Decisions they took back within the undo window.")
     adjudications: int = Field(description="Disputed double reviews they settled (admins).")

@@ -1,6 +1,7 @@
 """Per-person review statistics for /review/stats (pure: decision rows in, rows out): how
-many decisions each person made, the median seconds they spent on an item (from when their
-claim began to their decision), how often they were unsure, and how often they agreed with
+many decisions each person made, the median seconds they spent on an item (from when they
+first opened it, on the page or over the API, to their decision: not from the claim, which
+deciding on the page takes the moment it decides), how often they were unsure, and how often they agreed with
 the other person on the double-reviewed items they were one of the two on.
 
 Acts are counted as in reviewers.py: one per decision, a withdrawn one not at all.
@@ -22,7 +23,7 @@ UNSURE = "unsure"
 @dataclass(frozen=True, slots=True)
 class PersonStats:
     """One person's decisions (`unsure` among them; adjudications apart). The median and the
-    rates are None where there is nothing to take them over: no decision with a claim, no
+    rates are None where there is nothing to take them over: no decision with an opening, no
     decision, or fewer than AGREEMENT_MIN_ITEMS double-reviewed items."""
 
     actor: str
@@ -88,8 +89,8 @@ def _person(
 
 def _median_seconds(decided: Iterable[DecisionFact]) -> float | None:
     spent = [
-        max(0.0, (f.created_at - f.claimed_at).total_seconds())
+        max(0.0, (f.created_at - f.opened_at).total_seconds())
         for f in decided
-        if f.claimed_at is not None
+        if f.opened_at is not None
     ]
     return statistics.median(spent) if spent else None

@@ -35,6 +35,7 @@ async def add(
     defects: Sequence[str] = (),
     blind: bool = False,
     claimed_at: datetime | None = None,
+    opened_at: datetime | None = None,
     withdraws_id: int | None = None,
 ) -> Decision:
     row = Decision(
@@ -46,6 +47,7 @@ async def add(
         defects=list(defects),
         blind=blind,
         claimed_at=claimed_at,
+        opened_at=opened_at,
         withdraws_id=withdraws_id,
         actor=actor,
         actor_role=actor_role,

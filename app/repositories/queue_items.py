@@ -30,7 +30,7 @@ from sqlalchemy.orm import joinedload
 from app.clock import utcnow
 from app.models.queue_item import Claim, QueueItem, QueueItemScreening
 from app.models.screening import Screening
-from app.repositories import keyset
+from app.repositories import keyset, queue_search, review_threads
 from app.repositories.blind_items import in_blind_pair
 from app.vocabulary import QueueStatus
 
@@ -238,6 +238,10 @@ class QueueFilters:
     # caller what the item hides.
     blind_audits: tuple[bool, ...] = ()
     audit_withheld: bool = False
+    # Free text in the statements or external ids (app/repositories/queue_search.py), and
+    # the key name the item is assigned to ("mine").
+    text: str | None = None
+    assigned_to: str | None = None
 
 
 _OLDEST_FIRST = keyset.Order(QueueItem.created_at, QueueItem.id, newest_first=False, numbered=True)
@@ -275,6 +279,10 @@ def _conditions(
     audit_told = filters.audit is not None and filters.audit_withheld
     if blind is not None and (filters.reason is not None or audit_told):
         conditions.append(~blind)
+    if filters.text:
+        conditions.append(queue_search.matching(filters.text, blind))
+    if filters.assigned_to is not None:
+        conditions.append(review_threads.assigned_to(filters.assigned_to))
     return conditions
 
 

@@ -138,6 +138,8 @@ class DecisionFact:
     withdraws_id: int | None = None
     defects: tuple[str, ...] = ()
     double_review: bool = False
+    # When the decider first opened the item (None: never, or before openings were kept).
+    opened_at: datetime | None = None
 
     def act(self) -> tuple[int, str, str, str | None, datetime]:
         return self.queue_item_id, self.actor, self.kind, self.decision, self.created_at

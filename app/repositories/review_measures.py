@@ -58,12 +58,13 @@ def _facts() -> Select[*tuple[Any, ...]]:
         Decision.withdraws_id,
         Decision.defects,
         QueueItem.double_review,
+        Decision.opened_at,
     ).join(QueueItem, QueueItem.id == Decision.queue_item_id)
 
 
 def _fact(row: Any) -> DecisionFact:
     (row_id, item_id, kind, decision, actor, created_at, claimed_at, withdraws_id, defects,
-     double_review) = row  # fmt: skip
+     double_review, opened_at) = row  # fmt: skip
     return DecisionFact(
         row_id,
         item_id,
@@ -75,6 +76,7 @@ def _fact(row: Any) -> DecisionFact:
         withdraws_id=withdraws_id,
         defects=tuple(str(d) for d in defects or ()),
         double_review=bool(double_review),
+        opened_at=opened_at,
     )
 
 

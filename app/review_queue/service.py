@@ -48,6 +48,7 @@ from app.repositories import (
     decisions,
     queue_items,
     rescores,
+    review_threads,
     screenings,
 )
 from app.repositories.decision_conflicts import PairConflict
@@ -108,6 +109,8 @@ class QueueEntry:
     status: QueueStatus
     screening_ids: tuple[str, ...] = ()
     pair_audit: bool | None = None
+    # The key name the item is assigned to (app/review_queue/threads.py), None: nobody.
+    assigned_to: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,6 +172,8 @@ async def get_item(
 ) -> ItemDetail:
     require_role(principal, AccessRole.REVIEWER)
     item = await _existing(session, item_id)
+    # Reading the item opens it: the reviewer's time on it runs from their first opening.
+    await review_threads.open_item(session, item_id, principal.name, now or utcnow())
     screening = await screenings.get(session, item.screening_id)
     if screening is None:  # a foreign key forbids it
         raise RuntimeError(f"queue item {item_id} names a missing screening")
@@ -292,7 +297,9 @@ async def reopen(
     require_role(principal, AccessRole.ADMIN)
     now = now or utcnow()
     item, _ = await _locked(session, item_id)
-    return await _store(session, principal, item, transitions.reopen(item, note), now)
+    reopened = await _store(session, principal, item, transitions.reopen(item, note), now)
+    await review_threads.forget_openings(session, item_id)
+    return reopened
 
 
 async def conflicts(
@@ -322,6 +329,8 @@ async def _store(
     if step.row is None:  # every step that decides, undoes or reopens appends a row
         raise RuntimeError("a stored step must add a trail row")
     new = step.row
+    ruling = new.kind in (DecisionKind.DECISION, DecisionKind.ADJUDICATION)
+    opened = await review_threads.opened_at(session, item.id, principal.name) if ruling else None
     row = await decisions.add(
         session,
         queue_item_id=item.id,
@@ -332,6 +341,7 @@ async def _store(
         defects=new.defects,
         blind=new.blind,
         claimed_at=new.claimed_at,
+        opened_at=opened,
         withdraws_id=new.withdraws_id,
         actor=principal.name,
         actor_role=principal.role,
@@ -394,8 +404,15 @@ async def _entries(
 ) -> list[QueueEntry]:
     answering = await queue_items.screening_ids(session, [item.id for item in items])
     pairs = await blind_items.pair_audits(session, items)
+    assigned = await review_threads.assignees(session, [item.id for item in items])
     return [
-        QueueEntry(item, effective_status(item, now), tuple(answering[item.id]), pairs[item.id])
+        QueueEntry(
+            item,
+            effective_status(item, now),
+            tuple(answering[item.id]),
+            pairs[item.id],
+            assigned.get(item.id),
+        )
         for item in items
     ]
 

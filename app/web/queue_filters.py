@@ -14,13 +14,15 @@ from app.errors import AppError
 from app.intake.requests import refuse_unstorable
 from app.models.api_key import AccessRole
 from app.models.queue_item import STATUSES
+from app.repositories.queue_search import MAX_TERM_CHARS
 from app.review_queue.service import QueueFilters
 from app.review_queue.visibility import BlindMode, audit_withheld, blind_audit_values
 from app.vocabulary import QueueStatus
 from app.web.pages import PageProblem
 
 # The API's limits on the same filters (app/api/routes/queue.py).
-MAX_LENGTHS = {"reason": 200, "batch_id": 36, "cursor": 200}
+MAX_LENGTHS = {"reason": 200, "batch_id": 36, "cursor": 200, "q": MAX_TERM_CHARS}
+MINE_VALUES = {"": False, "true": True}
 AUDIT_VALUES = {"": None, "true": True, "false": False}
 
 
@@ -53,6 +55,13 @@ def _audit(query: Mapping[str, str]) -> bool | None:
     return AUDIT_VALUES[value]
 
 
+def _mine(query: Mapping[str, str]) -> bool:
+    value = query.get("mine", "")
+    if value not in MINE_VALUES:
+        raise _refuse("mine: true, or left out")
+    return MINE_VALUES[value]
+
+
 def filters_from(
     query: Mapping[str, str], principal: Principal, mode: BlindMode
 ) -> tuple[QueueFilters, str | None]:
@@ -67,6 +76,8 @@ def filters_from(
         audit=_audit(query),
         blind_audits=() if admin else blind_audit_values(mode),
         audit_withheld=audit_withheld(mode),
+        text=_text(query, "q"),
+        assigned_to=principal.name if _mine(query) else None,
     )
     return filters, _text(query, "cursor")
 
@@ -77,6 +88,8 @@ def _address(filters: QueueFilters, cursor: str | None) -> str:
         "reason": filters.reason,
         "batch_id": filters.batch_id,
         "audit": None if filters.audit is None else str(filters.audit).lower(),
+        "q": filters.text,
+        "mine": "true" if filters.assigned_to is not None else None,
         "cursor": cursor,
     }
     query = urlencode({name: value for name, value in pairs.items() if value is not None})

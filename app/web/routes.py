@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Annotated, TypeVar
 
 from fastapi import APIRouter, Depends, FastAPI
-from pydantic import ValidationError
+from pydantic import BaseModel, ValidationError
 from sqlalchemy.ext.asyncio import AsyncSession
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -73,10 +73,12 @@ from app.web.session import (
     keep_signed_in,
 )
 from app.web.stats_view import days_from, person_row
+from app.web.thread_view import DONE_MESSAGES as THREAD_DONE_MESSAGES
+from app.web.thread_view import thread_context
 from app.web.transport_security import StrictTransportSecurity
 
 router = APIRouter(prefix="/review", include_in_schema=False)
-Body = TypeVar("Body", DecisionRequest, AdjudicationRequest, ReopenRequest)
+Body = TypeVar("Body", bound=BaseModel)
 PAGE_SIZE = 50
 # Fixed wording for `?done=`: a query parameter never puts its own text on the page.
 DONE_MESSAGES = {
@@ -92,6 +94,7 @@ DONE_MESSAGES = {
     "withdrawn": "Withdrawn: your decision is taken back and the item is yours again.",
     "adjudicated": "Adjudicated: the item is resolved.",
     "reopened": "Reopened: the item is open again.",
+    **THREAD_DONE_MESSAGES,
 }
 # What a decision led to, as `?done=`.
 DECIDED_AS = {
@@ -111,8 +114,15 @@ SUBMITTER_REFUSED = (
 def install_review_pages(app: FastAPI) -> None:
     """The one call create_app makes: the routes, their HTML error pages, and HSTS on
     https responses (a browser, which is what heeds it, comes for these pages)."""
+    from app.web import thread_pages  # its posts use this module's form handling
+
+    from app.web import batch_pages, key_pages  # the admin pages; they use guarded_form
+
     install_page_handlers(app)
     app.include_router(router)
+    app.include_router(batch_pages.router)
+    app.include_router(key_pages.router)
+    app.include_router(thread_pages.router)
     app.add_middleware(StrictTransportSecurity)
 
 
@@ -246,6 +256,8 @@ async def item_page(
     )
     # What was just done, from the fixed list only: the page moves the keyboard's focus by it.
     context["done"] = done if message else None
+    with shown_as_page():
+        context |= await thread_context(session, reviewer, detail, runtime.settings.review_blind)
     return render(request, browser, "item.html", context)
 
 

@@ -58,7 +58,8 @@ async def record(
             defects=list(defects),
             actor=actor,
             actor_role="admin" if actor == "admin" else "reviewer",
-            claimed_at=at - timedelta(seconds=seconds) if seconds is not None else None,
+            opened_at=at - timedelta(seconds=seconds) if seconds is not None else None,
+            claimed_at=at if seconds is not None else None,
             withdraws_id=withdraws_id,
             created_at=at,
         )

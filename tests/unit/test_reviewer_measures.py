@@ -159,16 +159,17 @@ def test_a_pair_decided_both_ways_is_one_conflict() -> None:
 
 def test_person_stats_count_decisions_median_seconds_unsure_and_agreement() -> None:
     rows = [
+        # Claimed a second before deciding (as the page does): time runs from the opening.
         DecisionFact(1, 1, "decision", "faithful", "ann", T0 + timedelta(seconds=30),
-                     claimed_at=T0, double_review=True),
+                     opened_at=T0, claimed_at=T0 + timedelta(seconds=29), double_review=True),
         DecisionFact(2, 1, "decision", "faithful", "bo", T0 + timedelta(seconds=90),
-                     claimed_at=T0, double_review=True),
+                     opened_at=T0, double_review=True),
         DecisionFact(3, 2, "decision", "mismatch", "ann", T0 + timedelta(seconds=10),
-                     claimed_at=T0, double_review=True),
+                     opened_at=T0, double_review=True),
         DecisionFact(4, 2, "decision", "faithful", "bo", T0 + timedelta(seconds=200),
-                     claimed_at=T0 + timedelta(seconds=100), double_review=True),
+                     opened_at=T0 + timedelta(seconds=100), double_review=True),
         DecisionFact(5, 3, "decision", "unsure", "ann", T0 + timedelta(seconds=50),
-                     claimed_at=T0),
+                     opened_at=T0),
         DecisionFact(6, 4, "decision", "mismatch", "bo", T0 + timedelta(seconds=5)),
         DecisionFact(7, 4, "withdrawal", None, "bo", T0 + timedelta(seconds=6),
                      withdraws_id=6),

@@ -30,6 +30,7 @@ from app.csv_rows import CSV_MEDIA_TYPE
 from app.intake.requests import StorableText
 from app.models.api_key import AccessRole
 from app.repositories.keyset import MAX_INTEGER_ID
+from app.repositories.queue_search import MAX_TERM_CHARS
 from app.review_queue import service
 from app.review_queue.export import export_lines
 from app.review_queue.service import QueueFilters, ReviewRules
@@ -52,6 +53,10 @@ NDJSON_MEDIA_TYPE = "application/x-ndjson"
 REASON_DOC = (
     "A reason code (`translator_truncated`), or a kind that matches every reason with "
     "that prefix before a colon (`evidence_review` matches `evidence_review:...`)."
+)
+SEARCH_DOC = (
+    "Free text, case-insensitive, found in the informal or formal statement or an external "
+    "id of a screening the item answers for (of a blind item, only its own screening's)."
 )
 EXPORT_DOC: dict[int | str, dict[str, Any]] = {
     200: {
@@ -78,6 +83,10 @@ async def list_queue(
     reason: Annotated[StorableText | None, Query(max_length=200, description=REASON_DOC)] = None,
     batch_id: Annotated[StorableText | None, Query(max_length=36)] = None,
     audit: bool | None = None,
+    q: Annotated[
+        StorableText | None, Query(max_length=MAX_TERM_CHARS, description=SEARCH_DOC)
+    ] = None,
+    mine: Annotated[bool, Query(description="Only items assigned to the caller.")] = False,
     cursor: Annotated[str | None, Query(max_length=200)] = None,
     limit: Annotated[int, Query(ge=1, le=500)] = 50,
 ) -> QueuePageOut:
@@ -94,6 +103,8 @@ async def list_queue(
         audit=audit,
         blind_audits=audits,
         audit_withheld=audit_withheld(viewer.mode),
+        text=q.strip() if q else None,
+        assigned_to=principal.name if mine else None,
     )
     page = await service.list_items(session, principal, filters, cursor=cursor, limit=limit)
     return QueuePageOut.of(page, viewer)

@@ -31,12 +31,12 @@ async def review_stats(
     since: Annotated[UtcTime | None, Query(description="Decided at or after (UTC).")] = None,
     until: Annotated[UtcTime | None, Query(description="Decided before (UTC).")] = None,
 ) -> ReviewStatsOut:
-    """Per person: decisions, the median seconds per item (from the claim to the decision),
-    the unsure rate, and agreement with the other person on the double-reviewed items they
-    were one of the two on (both decisions inside the time range). A withdrawn decision is
-    counted as withdrawn, not as a decision. For anyone but an admin, a double review
-    awaiting its second decision counts for nobody until both are in: a count must not
-    tell the second person what the first decided."""
+    """Per person: decisions, the median seconds per item (from their first opening of the
+    item to the decision), the unsure rate, and agreement with the other person on the
+    double-reviewed items they were one of the two on (both decisions inside the time
+    range). A withdrawn decision is counted as withdrawn, not as a decision. For anyone
+    but an admin, a double review awaiting its second decision counts for nobody until
+    both are in: a count must not tell the second person what the first decided."""
     admin = principal.allows(AccessRole.ADMIN)
     facts = await review_measures.facts_between(
         session, since=since, until=until, include_awaiting_second=admin
