@@ -18,8 +18,10 @@ from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
 from app.budgets.service import Budgets
 from app.db.engine import create_engine, make_session_factory
 from app.db.location import database_location
+from app.lean import LeanClient
 from app.llm.client import LLMClient
 from app.llm.gate import OPEN_GATE
+from app.pipeline.lean_step import LeanStep
 from app.pipeline.screening import ScreeningPipeline
 from app.settings import ProviderSettings, Settings
 from app.vocabulary import Role
@@ -97,6 +99,18 @@ def _log_configuration(settings: Settings) -> None:
                  provider.model, base_url)  # fmt: skip
 
 
+def build_lean_step(
+    settings: Settings, sessions: async_sessionmaker[AsyncSession]
+) -> LeanStep | None:
+    """The Lean step when FAITHSCREEN_LEAN_SERVER_URL is set; None: Lean is not checked."""
+    if not settings.lean.server_url:
+        log.info("lean: not checked (FAITHSCREEN_LEAN_SERVER_URL is not set)")
+        return None
+    client = LeanClient(settings.lean)
+    log.info("lean: Kimina Lean Server at %s", client.server_url)
+    return LeanStep(sessions, client)
+
+
 def _report_worker_end(task: asyncio.Task[None]) -> None:
     # In `serve` nobody awaits the worker until shutdown: a crash would go unseen while
     # the API keeps queueing work that no one picks up.
@@ -114,6 +128,7 @@ class Runtime:
     judge_clients: dict[str, LLMClient] = field(default_factory=dict)
     worker: Worker | None = None
     pipeline: ScreeningPipeline | None = None
+    lean: LeanStep | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _worker_task: asyncio.Task[None] | None = None
 
@@ -136,7 +151,10 @@ class Runtime:
             log.warning(NO_PROVIDERS_NO_WORKER, ", ".join(missing))
             with_worker = False
         if with_worker:
-            runtime.pipeline = ScreeningPipeline(sessions, clients, settings, runtime.judge_clients)
+            runtime.lean = build_lean_step(settings, sessions)
+            runtime.pipeline = ScreeningPipeline(
+                sessions, clients, settings, runtime.judge_clients, lean=runtime.lean
+            )
             runtime.worker = Worker(
                 sessions,
                 runtime.pipeline,
@@ -186,4 +204,6 @@ class Runtime:
         finally:
             for client in [*self.clients.values(), *self.judge_clients.values()]:
                 await client.aclose()
+            if self.lean is not None:
+                await self.lean.aclose()
             await self.engine.dispose()

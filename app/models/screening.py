@@ -34,6 +34,7 @@ from app.vocabulary import (
 )
 
 if TYPE_CHECKING:
+    from app.models.lean_check import LeanCheck
     from app.models.pair import PairRow
     from app.models.review import Review
 
@@ -114,3 +115,5 @@ class Screening(Base):
     reviews: Mapped[list[Review]] = relationship(
         lazy="raise", viewonly=True, order_by="[Review.role, Review.judge_name, Review.attempt]"
     )
+    # Its Lean check, when a Lean server was asked (written by repositories.lean_checks).
+    lean_check: Mapped[LeanCheck | None] = relationship(lazy="raise", viewonly=True)

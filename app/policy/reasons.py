@@ -61,6 +61,9 @@ class Reason(StrEnum):
     EVIDENCE_REVIEW = "evidence_review"
     # Not from the policy: the worker gave up on the screening's job (it kept failing).
     JOB_FAILED = "job_failed"
+    # A Lean server checked the pair (FAITHSCREEN_LEAN_SERVER_URL; app/policy/lean.py).
+    LEAN_ERROR = "lean_error"
+    LEAN_UNAVAILABLE = "lean_unavailable"
 
 
 _MISMATCH = "said MISMATCH and the policy let it stand (confirmed, or no confirmation asked)"
@@ -127,11 +130,20 @@ REASON_DESCRIPTIONS: Mapping[Reason, str] = {
     Reason.EVIDENCE_FLAG: "A finding of severity `flag` (its code follows the colon).",
     Reason.EVIDENCE_REVIEW: "A finding of severity `review` (its code follows the colon).",
     Reason.JOB_FAILED: "The screening's job kept failing and was given up; its error is kept.",
+    Reason.LEAN_ERROR: (
+        "Lean did not elaborate the header and formal statement: it reported a message of "
+        "severity `error` (shown at its line and column). No model was asked."
+    ),
+    Reason.LEAN_UNAVAILABLE: (
+        "The Lean server gave no usable answer (a timeout, no free REPL after the retries, "
+        "unreachable, refused the key, or a body it does not send): a person looks. No "
+        "model was asked."
+    ),
 }
 
 # Reasons that make the outcome `flagged`; every other reason makes it `needs_review`.
 FLAGGING_REASONS: frozenset[Reason] = frozenset(
-    {Reason.TRANSLATOR_MISMATCH, Reason.JUDGE_MISMATCH, Reason.EVIDENCE_FLAG}
+    {Reason.TRANSLATOR_MISMATCH, Reason.JUDGE_MISMATCH, Reason.EVIDENCE_FLAG, Reason.LEAN_ERROR}
 )
 
 # Explicit tables with no catch-all: a status or role added to the vocabulary raises

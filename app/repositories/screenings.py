@@ -66,7 +66,11 @@ async def get(session: AsyncSession, screening_id: str) -> Screening | None:
     statement = (
         select(Screening)
         .where(Screening.id == screening_id)
-        .options(joinedload(Screening.pair), selectinload(Screening.reviews))
+        .options(
+            joinedload(Screening.pair),
+            selectinload(Screening.reviews),
+            selectinload(Screening.lean_check),
+        )
         .execution_options(populate_existing=True)
     )
     return (await session.execute(statement)).scalar_one_or_none()
