@@ -5,6 +5,7 @@ from app.models.base import Base
 from app.models.batch import Batch
 from app.models.decision import Decision, DecisionIsAppendOnly
 from app.models.job import Job
+from app.models.metric_count import MetricCount, MetricCountChange
 from app.models.lean_check import LeanCheck, LeanCheckIsAppendOnly
 from app.models.pair import PairRow
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
@@ -28,6 +29,8 @@ __all__ = [
     "DecisionIsAppendOnly",
     "ItemOpening",
     "Job",
+    "MetricCount",
+    "MetricCountChange",
     "LeanCheck",
     "LeanCheckIsAppendOnly",
     "PairRow",

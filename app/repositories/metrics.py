@@ -1,40 +1,33 @@
-"""What /metrics reports, counted from the database at scrape time: every API replica and
-worker process writes to one database, so counting there is right across all of them.
+"""What /metrics reports from the database. Every API replica and worker process writes to
+one database, so totals counted there are right across all of them.
 
-Each query groups in SQL and returns one row per label set; only token usage (a JSON
-column whose SQL differs between SQLite and PostgreSQL) is summed here, over a streamed
-query that holds two small columns per review at a time.
+Nothing here reads history: the totals (screenings, reviews with their latency and
+tokens, jobs, queue items by status) are kept at write time by triggers
+(repositories/metric_counts.py), and the rest are indexed reads of live rows (due and
+waiting jobs by `ix_jobs_status_run_after`, lapsed claims by the queue's status index).
+A scrape costs the same at 0 and at millions of stored reviews.
 """
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from sqlalchemy import ColumnElement, String, case, func, select, type_coerce
+from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
-from sqlalchemy.orm import InstrumentedAttribute
 
 from app.clock import utcnow
-from app.models.job import Job
+from app.db.types import unescape_text
 from app.models.queue_item import QueueItem
-from app.models.review import Review
-from app.models.screening import Screening
+from app.repositories import metric_counts
 from app.repositories.jobs import oldest_queued_age_seconds
+from app.repositories.metric_counts import LATENCY_BUCKETS_SECONDS, Counted
 from app.repositories.provider_waits import Waiting, waiting
 from app.vocabulary import QueueStatus, Role
 
-# Per judge: the judge reviews alone, grouped by judge name instead of role.
-JUDGE_REVIEWS = Review.role == Role.JUDGE
-
-# Upper bounds (seconds) of the call-latency histogram: reasoning models take minutes.
-LATENCY_BUCKETS_SECONDS = (0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 120.0, 300.0, 600.0)
 TOKEN_KINDS = ("prompt", "completion", "reasoning")
-# A screening not decided yet has no outcome; Prometheus reads "" as a missing label.
-NO_OUTCOME = "none"
-SUPPLIED_MODEL = "supplied"
-UNKNOWN_MODEL = "unknown"
+FAMILIES = ("reviews", "screenings", "jobs", "queue_items")
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,100 +63,86 @@ class MetricsSnapshot:
 
 async def snapshot(session: AsyncSession, *, now: datetime | None = None) -> MetricsSnapshot:
     now = now or utcnow()
+    await metric_counts.fold(session)
+    counted = await metric_counts.totals(session, FAMILIES)
+    reviews = [c for c in counted if c.family == "reviews"]
+    judges = [c for c in reviews if c.labels[0] == Role.JUDGE.value]
     return MetricsSnapshot(
-        screenings=await screenings_by_outcome(session),
-        llm_calls=await llm_calls(session),
-        latency=await latency_histograms(session),
-        tokens=await token_sums(session),
-        jobs=await jobs_by_status(session),
+        screenings=_by_status(counted, "screenings", 2),  # type: ignore[arg-type]
+        llm_calls=_calls(reviews, 0),
+        latency=_histograms(reviews, 0),
+        tokens=_tokens(reviews, 0),
+        jobs=_by_status(counted, "jobs", 1),  # type: ignore[arg-type]
         oldest_queued_job_age_seconds=await oldest_queued_age_seconds(session, now=now),
-        queue_items=await queue_items_by_status(session, now=now),
-        judge_llm_calls=await llm_calls(session, Review.judge_name, JUDGE_REVIEWS),
-        judge_latency=await latency_histograms(session, Review.judge_name, JUDGE_REVIEWS),
-        judge_tokens=await token_sums(session, Review.judge_name, JUDGE_REVIEWS),
+        queue_items=await _queue_items(session, counted, now),
+        judge_llm_calls=_calls(judges, 1),
+        judge_latency=_histograms(judges, 1),
+        judge_tokens=_tokens(judges, 1),
         provider_waits=await waiting(session, now=now),
     )
 
 
-async def screenings_by_outcome(session: AsyncSession) -> dict[tuple[str, str], int]:
-    # As plain text: NO_OUTCOME is a label, not a word the outcome column may hold.
-    outcome = func.coalesce(type_coerce(Screening.outcome, String()), NO_OUTCOME)
-    statement = select(outcome, Screening.status, func.count()).group_by(outcome, Screening.status)
-    rows = await session.execute(statement)
-    return {(o, s): n for o, s, n in rows}
+def _by_status(counted: list[Counted], family: str, width: int) -> dict[object, int]:
+    """A status family's non-zero counts, by its first `width` labels (a 1-tuple as is)."""
+    found: dict[object, int] = {}
+    for c in counted:
+        if c.family == family and c.n:
+            key = c.labels[:width]
+            found[key if width > 1 else key[0]] = c.n
+    return found
 
 
-# What the per-role counts are grouped by (the role, or a judge's name), and over which
-# reviews (all of them, or the judges').
-By = InstrumentedAttribute[str]
-Over = ColumnElement[bool] | None
+def _calls(reviews: list[Counted], by: int) -> dict[tuple[str, str, str], int]:
+    """Calls by role (or judge), model and parse status; supplied replies count under model
+    "supplied". A model the trigger stored escaped (app/db/types) is read back."""
+    calls: dict[tuple[str, str, str], int] = defaultdict(int)
+    for c in reviews:
+        calls[(c.labels[by], unescape_text(c.labels[2]), c.labels[3])] += c.n
+    return dict(calls)
 
 
-async def llm_calls(
-    session: AsyncSession, by: By = Review.role, over: Over = None
-) -> dict[tuple[str, str, str], int]:
-    """Calls by role, model and parse status; supplied replies count under model "supplied"."""
-    model = case(
-        (Review.supplied, SUPPLIED_MODEL), else_=func.coalesce(Review.model, UNKNOWN_MODEL)
-    )
-    statement = select(by, model, Review.parse_status, func.count()).group_by(
-        by, model, Review.parse_status
-    )
-    if over is not None:
-        statement = statement.where(over)
-    rows = await session.execute(statement)
-    return {(r, m, p): n for r, m, p, n in rows}
+def _histograms(reviews: list[Counted], by: int) -> list[CallLatencyBuckets]:
+    """Per role (or judge), over calls with a latency recorded (bucket -1 has none)."""
+    per_bucket: dict[str, dict[int, int]] = defaultdict(lambda: defaultdict(int))
+    sums: dict[str, int] = defaultdict(int)
+    for c in reviews:
+        if c.bucket >= 0:
+            per_bucket[c.labels[by]][c.bucket] += c.n
+            sums[c.labels[by]] += c.latency_ms
+    return [_histogram(name, per_bucket[name], sums[name]) for name in sorted(per_bucket)]
 
 
-async def latency_histograms(
-    session: AsyncSession, by: By = Review.role, over: Over = None
-) -> list[CallLatencyBuckets]:
-    """Bucket counts in SQL (one SUM(CASE) per bound), over calls with a latency recorded."""
-    bounds = [
-        func.sum(case((Review.latency_ms <= bound * 1000, 1), else_=0))
-        for bound in LATENCY_BUCKETS_SECONDS
+def _histogram(name: str, counts: dict[int, int], total_ms: int) -> CallLatencyBuckets:
+    buckets = [
+        (bound, sum(n for i, n in counts.items() if i <= index))
+        for index, bound in enumerate(LATENCY_BUCKETS_SECONDS)
     ]
-    statement = (
-        select(by, func.count(), func.sum(Review.latency_ms), *bounds)
-        .where(Review.latency_ms.is_not(None), *([] if over is None else [over]))
-        .group_by(by)
-        .order_by(by)
+    return CallLatencyBuckets(name, buckets, sum(counts.values()), total_ms / 1000)
+
+
+def _tokens(reviews: list[Counted], by: int) -> dict[tuple[str, str], int]:
+    """Tokens by role (or judge) and kind; a kind appears once a provider reported some."""
+    tokens: dict[tuple[str, str], int] = defaultdict(int)
+    for c in reviews:
+        for kind, n in zip(
+            TOKEN_KINDS, (c.prompt_tokens, c.completion_tokens, c.reasoning_tokens), strict=True
+        ):
+            if n:
+                tokens[(c.labels[by], kind)] += n
+    return dict(tokens)
+
+
+async def _queue_items(
+    session: AsyncSession, counted: list[Counted], now: datetime
+) -> dict[str, int]:
+    """Items by the status a reviewer sees: a claim that has lapsed counts as open (read
+    from the claimed items alone, by the queue's status index)."""
+    items: dict[str, int] = _by_status(counted, "queue_items", 1)  # type: ignore[assignment]
+    lapsed_claims = select(func.count()).where(
+        QueueItem.status == QueueStatus.CLAIMED, QueueItem.claim_expires_at <= now
     )
-    rows = (await session.execute(statement)).all()
-    return [_histogram(role, count, total, counts) for role, count, total, *counts in rows]
-
-
-def _histogram(
-    role: str, count: int, total_ms: int | None, counts: list[int]
-) -> CallLatencyBuckets:
-    buckets = [(b, int(n or 0)) for b, n in zip(LATENCY_BUCKETS_SECONDS, counts, strict=True)]
-    return CallLatencyBuckets(role, buckets, int(count), int(total_ms or 0) / 1000)
-
-
-async def token_sums(
-    session: AsyncSession, by: By = Review.role, over: Over = None
-) -> dict[tuple[str, str], int]:
-    totals: Counter[tuple[str, str]] = Counter()
-    statement = select(by, Review.usage).execution_options(yield_per=1000)
-    if over is not None:
-        statement = statement.where(over)
-    async for role, usage in await session.stream(statement):
-        for kind in TOKEN_KINDS:
-            count = (usage or {}).get(f"{kind}_tokens")
-            # A count is an int; anything else a provider sent is left out, not guessed.
-            if isinstance(count, int) and not isinstance(count, bool):
-                totals[(role, kind)] += count
-    return dict(totals)
-
-
-async def jobs_by_status(session: AsyncSession) -> dict[str, int]:
-    rows = await session.execute(select(Job.status, func.count()).group_by(Job.status))
-    return {status: n for status, n in rows}
-
-
-async def queue_items_by_status(session: AsyncSession, *, now: datetime) -> dict[str, int]:
-    """Items by the status a reviewer sees: a claim that has lapsed counts as open."""
-    lapsed = (QueueItem.status == QueueStatus.CLAIMED) & (QueueItem.claim_expires_at <= now)
-    status = case((lapsed, QueueStatus.OPEN.value), else_=QueueItem.status)
-    rows = await session.execute(select(status, func.count()).group_by(status))
-    return {status: n for status, n in rows}
+    lapsed = int((await session.execute(lapsed_claims)).scalar_one())
+    if lapsed:
+        items[QueueStatus.OPEN.value] = items.get(QueueStatus.OPEN.value, 0) + lapsed
+        items[QueueStatus.CLAIMED.value] -= lapsed
+    return {status: n for status, n in items.items() if n}
