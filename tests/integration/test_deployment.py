@@ -120,7 +120,25 @@ def argv(command: str | list[str]) -> list[str]:
 
 
 def test_compose_has_the_four_services(services: dict[str, dict[str, Any]]) -> None:
-    assert set(services) == {"postgres", "migrate", "api", "worker"}
+    started = {name for name, service in services.items() if "profiles" not in service}
+    assert started == {"postgres", "migrate", "api", "worker"}
+    # Everything else starts only under a profile of its own.
+    assert set(services) == started | {"lean"}
+
+
+def test_the_lean_profile_runs_a_kimina_lean_server(services: dict[str, Any]) -> None:
+    """`docker compose --profile lean up` starts Kimina beside us (docs/lean.md): unpublished,
+    health-checked on its /health, and api and workers take its URL from the host."""
+    lean = services["lean"]
+    assert lean["profiles"] == ["lean"]
+    assert lean["image"].startswith("projectnumina/kimina-lean-server:")
+    assert "ports" not in lean
+    assert lean["expose"] == ["8000"]
+    assert lean["healthcheck"]["test"][-1] == "http://127.0.0.1:8000/health"
+    for name in ("api", "worker"):
+        env = environment(services[name])
+        assert env["FAITHSCREEN_LEAN_SERVER_URL"] is None  # passed through, never fixed
+        assert "lean" not in services[name].get("depends_on", {})  # Lean stays optional
 
 
 def test_every_faithscreen_command_in_compose_exists(services: dict[str, Any]) -> None:
