@@ -35,6 +35,7 @@ from app.api.routes import (
 from app.mcp.http import install_mcp
 from app.runtime import Runtime
 from app.settings import Settings, get_settings
+from app.web.admin_pages import install_admin_pages
 from app.web.routes import install_review_pages
 
 
@@ -71,6 +72,7 @@ def create_app(settings: Settings | None = None, *, with_worker: bool = True) ->
     app.include_router(calibration.router)
     app.include_router(review_stats.router)  # /v1/review/stats, per-person review work
     install_review_pages(app)  # the reviewer web page, /review (app/web)
+    install_admin_pages(app)  # /review/batches and /review/keys, for admins (app/web)
     mcp_running = install_mcp(app)  # /mcp: the MCP tools over streamable HTTP (app/mcp)
     # Every body is counted as it is read; the handler reading it may name its own cap.
     app.add_middleware(CappedBodies, cap=request_cap(chosen.max_request_bytes))

@@ -135,3 +135,25 @@ async def acting_reviewer(runtime: RuntimeDep, browser: BrowserDep) -> Reviewer:
 # The review pages' reviewer, signed in by a browser session (the API's, by a bearer key,
 # is app.api.auth.ReviewerKeyDep).
 PageReviewerDep = Annotated[Reviewer, Depends(acting_reviewer)]
+
+
+async def acting_admin(reviewer: Annotated[Reviewer, Depends(acting_reviewer)]) -> Reviewer:
+    """The signed-in admin, for the admin pages (keys, batches): a reviewer's key gets the
+    refusal every page gives a role too low (403, as a page), as /v1/keys does over the
+    API. Batches are shown whole there, as the API shows them to admins: no item is blind
+    to an admin."""
+    if not reviewer.principal.allows(AccessRole.ADMIN):
+        principal = reviewer.principal
+        raise PageProblem(
+            AppError(
+                403,
+                "forbidden",
+                f"Key '{principal.name}' has the {principal.role.value} role: this page "
+                "needs an admin key.",
+            )
+        )
+    return reviewer
+
+
+# The admin pages' admin (the API's is app.api.auth.AdminKeyDep).
+PageAdminDep = Annotated[Reviewer, Depends(acting_admin)]

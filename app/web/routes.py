@@ -116,12 +116,8 @@ def install_review_pages(app: FastAPI) -> None:
     https responses (a browser, which is what heeds it, comes for these pages)."""
     from app.web import thread_pages  # its posts use this module's form handling
 
-    from app.web import batch_pages, key_pages  # the admin pages; they use guarded_form
-
     install_page_handlers(app)
     app.include_router(router)
-    app.include_router(batch_pages.router)
-    app.include_router(key_pages.router)
     app.include_router(thread_pages.router)
     app.add_middleware(StrictTransportSecurity)
 

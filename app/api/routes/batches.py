@@ -162,10 +162,22 @@ async def batch_results(
     async with runtime.sessions() as session:
         await _existing(session, batch_id)
     audits = screening_blind_audits(principal, runtime.settings.review_blind)
+    return results_stream(runtime.sessions, batch_id, audits, row_format)
+
+
+def results_stream(
+    sessions: async_sessionmaker[AsyncSession],
+    batch_id: str,
+    blind_audits: tuple[bool, ...],
+    row_format: str,
+) -> StreamingResponse:
+    """A batch's results as JSON lines, or CSV rows under a header (`row_format` "csv"),
+    streamed page by page: what GET /v1/batches/{id}/results and the admin's batch page
+    (app/web/batch_pages.py) both send."""
     if row_format == "csv":
-        rows = _result_lines(runtime.sessions, batch_id, audits, _csv_line)
+        rows = _result_lines(sessions, batch_id, blind_audits, _csv_line)
         return StreamingResponse(_after_header(rows), media_type=CSV_MEDIA_TYPE)
-    lines = _result_lines(runtime.sessions, batch_id, audits, _json_line)
+    lines = _result_lines(sessions, batch_id, blind_audits, _json_line)
     return StreamingResponse(lines, media_type="application/x-ndjson")
 
 
