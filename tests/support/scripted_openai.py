@@ -36,6 +36,14 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, Self
 
+from tests.support.scripted_formats import (
+    ToolCallReply,
+    arguments,
+    asked_format,
+    submit,
+    tool_call_completion,
+)
+
 CHAT_PATHS = frozenset({"/v1/chat/completions", "/chat/completions"})
 
 
@@ -141,7 +149,7 @@ class Trickle:
     interval: float = 0.1
 
 
-Step = Reply | HttpError | Reset | Hang | RawBody | BigReply | Trickle
+Step = Reply | HttpError | Reset | Hang | RawBody | BigReply | Trickle | ToolCallReply
 DefaultStep = Step | Callable[["RecordedRequest"], Step]
 
 
@@ -208,7 +216,7 @@ class ScriptedOpenAI:
         record: bool = True,  # False for long benchmarks: keeps memory flat
     ) -> None:
         self.latency = latency
-        self.default: DefaultStep = default if default is not None else Reply()
+        self.default: DefaultStep = default if default is not None else faithful_in_format
         self.host, self.port, self._record = host, port, record
         self._rules: list[Rule] = []
         self._requests: list[RecordedRequest] = []
@@ -365,6 +373,12 @@ class ScriptedOpenAI:
                 raw = step.text.encode() if isinstance(step.text, str) else step.text
                 headers = {"content-type": step.content_type, **step.headers}
                 return await _write(writer, step.status, raw, headers)
+            case ToolCallReply():
+                self._served += 1
+                model = request.model or "scripted"
+                usage = _estimated_usage(request, sum(len(t) for _, t in step.calls))
+                body = tool_call_completion(step, model, self._served, usage)
+                return await _write(writer, 200, _json_bytes(body), _JSON)
             case BigReply():
                 self._served += 1
                 await _write_big(writer, step, request, self._served)
@@ -376,6 +390,18 @@ class ScriptedOpenAI:
             case Trickle():
                 await _trickle(writer, step.interval)
         return False
+
+
+def faithful_in_format(request: RecordedRequest) -> Step:
+    """A FAITHFUL reply in the format the request asks for: a `submit_review` tool call, a
+    JSON object, or the text contract (text and grammar)."""
+    asked, translator = asked_format(request.json)
+    if asked == "tool":
+        return submit("FAITHFUL", translator=translator)
+    if asked == "json":
+        back = "The formal statement says what the informal one says." if translator else None
+        return Reply(arguments("FAITHFUL", back))
+    return Reply()
 
 
 # --- HTTP/1.1 pieces -------------------------------------------------------------------------
