@@ -154,12 +154,18 @@ def render(text: str) -> Rendered:
 def plain_text(text: str) -> str:
     """The statement as one would read it aloud from the rendered page, in plain text: the
     text-mode commands laid out, each formula's TeX shortened to Unicode where a symbol
-    has one (for the queue's one-line preview)."""
+    has one (for the queue's one-line preview). A formula `tex_plain` cannot shorten whole
+    stays as written, delimiters and all: raw TeX or a readable rendering, never a mix."""
     pieces: list[str | Formula] = [
-        Formula("", tex_plain(part.text)) if part.tex else part.text for part in parts(text)
+        Formula("", _plain_or_raw(part)) if part.tex else part.text for part in parts(text)
     ]
     laid = layout(pieces, latex=_is_latex(text, pieces))
     return text if laid is None else laid[1]
+
+
+def _plain_or_raw(part: Part) -> str:
+    shortened = tex_plain(part.text)
+    return part.source if shortened is None else shortened
 
 
 def _is_latex(text: str, pieces: list[str | Formula]) -> bool:
@@ -167,6 +173,26 @@ def _is_latex(text: str, pieces: list[str | Formula]) -> bool:
 
 
 _FRACTION = re.compile(r"\\[dt]?frac\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+_BINOMIAL = re.compile(r"\\[dt]?binom\s*\{([^{}]*)\}\s*\{([^{}]*)\}")
+# A sub- or superscript: a braced group without braces inside, or one character.
+_SCRIPT = re.compile(r"([_^])(?:\{([^{}]*)\}|([A-Za-z0-9]))")
+_SUBSCRIPTS = dict(
+    zip("0123456789+-=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ", strict=True)
+)
+_SUPERSCRIPTS = dict(
+    zip(
+        "0123456789+-=()abcdefghijklmnoprstuvwxyzT",
+        "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᵀ",
+        strict=True,
+    )
+)
+# Named functions (`\\exp`, `\\gcd`): their name is what the reader sees.
+_FUNCTIONS = frozenset(
+    "sin cos tan cot sec csc arcsin arccos arctan sinh cosh tanh log ln lg exp lim liminf "  # noqa: SIM905
+    "limsup max min sup inf gcd lcm det deg dim ker arg hom Pr mod bmod pmod".split()
+)
+# Punctuation commands: what the reader sees of them.
+_ESCAPES = {"\\": " ", "&": "&", "%": "%", "_": "_", "#": "#", "$": "$", "|": "‖"}
 _ROOT = re.compile(r"\\sqrt\s*\{([^{}]*)\}")
 _FONT = re.compile(
     r"\\(?:mathbb|mathbf|mathrm|mathit|mathcal|mathsf|operatorname|text|textrm|textbf|textit)\s*\{([^{}]*)\}"
@@ -176,36 +202,61 @@ _DOUBLE_STRUCK = {"N": "ℕ", "Z": "ℤ", "Q": "ℚ", "R": "ℝ", "C": "ℂ"}
 _SPACING = frozenset("left right big Big bigg Bigg displaystyle , ; ! : quad qquad".split())  # noqa: SIM905
 
 
-def tex_plain(tex: str) -> str:
-    """A formula's TeX in plain text: `\\frac{a}{b}` as a/b, commands as the symbol
-    latex2mathml has for them, braces dropped. Lossy: for a preview, never for reading."""
+def tex_plain(tex: str) -> str | None:
+    """A formula's TeX in plain text: `\\frac{a}{b}` as a/b, `\\binom{n}{k}` as C(n, k),
+    scripts as Unicode sub- and superscripts (else `^(...)`), commands as the symbol
+    latex2mathml has for them. None when something is left it cannot lay out (a command
+    without a symbol, a group it does not know): the caller shows the TeX as written
+    rather than a mangled mix. Lossy: for a preview, never for reading."""
     previous = None
     while previous != tex:  # innermost first, so nested fractions come out whole
         previous = tex
         tex = _FRACTION.sub(lambda m: f"{_grouped(m[1])}/{_grouped(m[2])}", tex)
+        tex = _BINOMIAL.sub(lambda m: f"C({m[1].strip()}, {m[2].strip()})", tex)
         tex = _ROOT.sub(lambda m: f"√{_grouped(m[1])}", tex)
         tex = _FONT.sub(lambda m: _DOUBLE_STRUCK.get(m[1], m[1]) if "mathbb" in m[0] else m[1], tex)
+        tex = _SCRIPT.sub(_script, tex)
     # `\\{` is a brace the reader sees; a bare one only groups.
     tex = tex.replace("\\{", "\ufff9").replace("\\}", "\ufffa")
-    tex = _COMMAND.sub(_command_plain, tex).replace("{", "").replace("}", "")
+    unknown: list[str] = []
+    tex = _COMMAND.sub(lambda m: _command_plain(m, unknown), tex)
+    if unknown or "{" in tex or "}" in tex:
+        return None
     return " ".join(tex.replace("\ufff9", "{").replace("\ufffa", "}").split())
+
+
+def _script(match: re.Match[str]) -> str:
+    """`_{k=1}` as ₖ₌₁ and `^{n+1}` as ⁿ⁺¹ where every character has one, else `_(k=1)`."""
+    mark, body = match[1], match[2] if match[2] is not None else match[3]
+    table = _SUBSCRIPTS if mark == "_" else _SUPERSCRIPTS
+    body = body.strip()
+    if body and all(c in table for c in body.replace(" ", "")):
+        return "".join(table[c] for c in body.replace(" ", ""))
+    # Grouped even when alphanumeric: `^2q` would read as a square times q.
+    return f"{mark}{body}" if len(body) == 1 else f"{mark}({body})"
 
 
 def _grouped(text: str) -> str:
     return text if len(text) <= 1 or text.isalnum() else f"({text})"
 
 
-def _command_plain(match: re.Match[str]) -> str:
+def _command_plain(match: re.Match[str], unknown: list[str]) -> str:
+    """The command's plain text; a command without one is added to `unknown`."""
     name = match[1]
     if name in _SPACING:
         return " " if name in (",", ";", "quad", "qquad", ":") else ""
     if not name.isalpha():
+        return _ESCAPES.get(name, name)
+    if name in _FUNCTIONS:
         return name
     try:
         code = convert_symbol(f"\\{name}")
     except Exception:
         code = None
-    return chr(int(code, 16)) if code and re.fullmatch(r"[0-9A-Fa-f]{4,5}", code) else name
+    if code and re.fullmatch(r"[0-9A-Fa-f]{4,5}", code):
+        return chr(int(code, 16))
+    unknown.append(name)
+    return name
 
 
 def _mathml(part: Part) -> str | None:
@@ -214,9 +265,19 @@ def _mathml(part: Part) -> str | None:
         return None
     try:
         output = convert(part.text, display="block" if part.display else "inline")
-        return written(ET.fromstring(output))
+        return written(_full_size_binomials(ET.fromstring(output)))
     except Exception:
         return None
+
+
+def _full_size_binomials(root: ET.Element) -> ET.Element:
+    """A binomial (an `mfrac` without a rule) set in display style: inline, MathML would
+    set its two entries at script size, too small to read beside the text, while
+    latex2mathml sizes its parentheses for full-size entries."""
+    for fraction in root.iter(f"{MATHML_NS}mfrac"):
+        if fraction.get("linethickness", "").strip() in ("0", "0em", "0px", "0pt"):
+            fraction.set("displaystyle", "true")
+    return root
 
 
 def written(root: ET.Element) -> str | None:

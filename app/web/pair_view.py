@@ -95,10 +95,28 @@ def _marks(located: Sequence[Located], field: str) -> list[Mark]:
     ]
 
 
-def back_translations(reviews: Sequence[ReviewOut]) -> list[ReviewOut]:
+@dataclass(frozen=True, slots=True)
+class BackTranslation:
+    """A translator's back-translation shown as the informal statement is: its TeX as
+    MathML (app/web/math_text.py), the text as written a toggle away."""
+
+    review: ReviewOut
+    math: Markup
+    # How many TeX parts and text-mode commands were rendered: no toggle without any.
+    rendered_parts: int
+    raw: Markup
+
+
+def back_translations(reviews: Sequence[ReviewOut]) -> list[BackTranslation]:
     """The translator's replies that carry a back-translation, attempt order."""
     translator = Role.TRANSLATOR
-    return sorted(
+    found = sorted(
         (r for r in reviews if r.role == translator and r.back_translation),
         key=lambda r: r.attempt,
     )
+    return [_back_translation(review, review.back_translation or "") for review in found]
+
+
+def _back_translation(review: ReviewOut, text: str) -> BackTranslation:
+    math = render(text)
+    return BackTranslation(review, math.html, math.converted + math.formatted, marked(text, []))

@@ -147,7 +147,7 @@ def test_the_workbench_lays_the_pair_out_for_the_width(
     page.click("#back-translations summary")
     assert not page.locator("#back-translations").evaluate("d => d.open")
     page.click("#back-translations summary")
-    assert page.is_visible("#back-translations p.statement")
+    assert page.is_visible("#back-translations .statement")
 
     # The unreadable reply is open; the readable one is not; each names model and prompt.
     reviews = page.locator(".review")

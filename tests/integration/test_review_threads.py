@@ -5,9 +5,12 @@ audit trail); an append-only comment thread; and the blind rules held by all thr
 
 from __future__ import annotations
 
+import re
 from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
+import httpx2
 import pytest
 from sqlalchemy import text
 from sqlalchemy.exc import DBAPIError
@@ -19,6 +22,7 @@ from tests.support.review_queue import Desk, desk_settings, error_code, queue_it
 
 FAITHFUL = {"decision": "faithful"}
 MISMATCH = {"decision": "mismatch", "note": "n < 0 dropped"}
+TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
 REWRITES = (
     "UPDATE comments SET body = 'rewritten'",
     "DELETE FROM comments",
@@ -225,3 +229,56 @@ async def test_a_double_review_hides_the_first_persons_comments_from_the_second(
         assert len(await comments(desk, "admin", item)) == 2
         assert (await desk.decide("bob", item, FAITHFUL)).status_code == 201
         assert len(await comments(desk, "bob", item)) == 2
+
+
+# ---- The page -----------------------------------------------------------------------------
+
+
+@asynccontextmanager
+async def signed_in(desk: Desk, who: str) -> AsyncIterator[httpx2.AsyncClient]:
+    """A browser of its own (its own cookies), signed in to /review as `who`."""
+    transport = httpx2.ASGITransport(app=desk.api.app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://test") as client:
+        form = await client.get("/review/sign-in")
+        body = {"key": desk.keys[who], "csrf_token": csrf_of(form), "next": "/review"}
+        assert (await client.post("/review/sign-in", data=body)).status_code == 303
+        yield client
+
+
+def csrf_of(page: httpx2.Response) -> str:
+    found = TOKEN.search(page.text)
+    assert found, page.text
+    return found.group(1)
+
+
+async def test_the_page_times_from_opening_and_posts_comments_and_assignment(
+    desk: Desk, moved_clock: MovableClock
+) -> None:
+    item = (await desk.item_of(await desk.submit(1, "needs_review")))["id"]
+    async with signed_in(desk, "alice") as alice:
+        page = await alice.get(f"/review/items/{item}")
+        assert page.status_code == 200 and 'id="comment-form"' in page.text
+        token = csrf_of(page)
+        moved_clock.advance(75)
+        # A comment needs the page's token, like every form.
+        refused = await alice.post(f"/review/items/{item}/comment", data={"body": "x"})
+        assert refused.status_code == 403
+        posted = await alice.post(
+            f"/review/items/{item}/comment", data={"body": "<b>why</b>", "csrf_token": token}
+        )
+        assert posted.status_code == 303
+        taken = await alice.post(
+            f"/review/items/{item}/assign", data={"assignee": "alice", "csrf_token": token}
+        )
+        assert taken.status_code == 303
+        shown = await alice.get(f"/review/items/{item}?done=commented")
+        assert "&lt;b&gt;why&lt;/b&gt;" in shown.text and "<b>why</b>" not in shown.text
+        assert "Assigned to: <strong>you</strong>" in shown.text
+        queue = await alice.get("/review", params={"mine": "true", "q": "n + 1 = 1"})
+        assert f'id="row-{item}"' in queue.text and "assigned to you" in queue.text
+        decided = await alice.post(
+            f"/review/items/{item}/decision", data={"decision": "faithful", "csrf_token": token}
+        )
+        assert decided.status_code == 303
+    assert 74 <= (await stats_of(desk, "alice"))["median_seconds"] <= 80
+    assert await comments(desk, "bob", item) == ["alice: <b>why</b>"]

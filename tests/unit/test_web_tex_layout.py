@@ -106,7 +106,7 @@ def test_the_plain_text_lays_out_the_commands_and_shortens_formulas() -> None:
     )
     assert tex_plain("\\{1, 2\\} \\subseteq \\mathbb{Z}") == "{1, 2} ⊆ ℤ"
     flat = one_line(PUTNAM)
-    assert flat == "Define S_0 to be 1. Prove (a) S_n+1=S_n+nS_n-1 (b) the generating " + (
+    assert flat == "Define S₀ to be 1. Prove (a) Sₙ₊₁=Sₙ+nSₙ₋₁ (b) the generating " + (
         "function is exp(x). Done."
     )
     assert plain_text("\\item <b>") == "\\item <b>"  # as written when it does not hold
