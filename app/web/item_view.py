@@ -13,13 +13,14 @@ from datetime import datetime
 from typing import Any
 
 from app.api.queue_schemas import DecisionOut, QueueItemOut
-from app.api.schemas import ReadingOut, ReviewOut
+from app.api.schemas import ReadingOut, ReviewOut, ScreeningOut
 from app.auth.principal import Principal
 from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS, FINAL_VALUES
 from app.review_queue.transitions import withdrawable
 from app.vocabulary import DecisionKind, ParseStatus, QueueStatus, Role
 from app.web.access import Reviewer
+from app.web.lean_view import lean_shown
 from app.web.pages import context_for
 from app.web.pair_view import back_translations, pair_view
 from app.web.presentation import when
@@ -160,12 +161,22 @@ def item_context(
     principal, screening = reviewer.principal, item.screening
     reviews: list[ReviewOut] = [] if screening.blind else list(screening.reviews)
     evidence = [] if screening.blind else screening.evidence
+    # A blind item shows no Lean either: like evidence, it would tell the outcome.
+    check = screening.lean_check if isinstance(screening, ScreeningOut) else None
+    lean = None if screening.blind else lean_shown(check, screening.header)
     return context_for(
         principal,
         reviewer.signed_in,
         item=item,
         screening=screening,
-        pair=pair_view(screening.informal, screening.formal, screening.header, evidence),
+        pair=pair_view(
+            screening.informal,
+            screening.formal,
+            screening.header,
+            evidence,
+            lean.marks if lean else None,
+        ),
+        lean=lean,
         # In the pipeline's order: the translator back-translates, then the judges rule.
         reviews=sorted(
             reviews, key=lambda r: (r.role != TRANSLATOR, r.role, r.judge_name or "", r.attempt)

@@ -5,7 +5,7 @@ that go right under the Lean. Pure: it reads an item as the API shows it."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from markupsafe import Markup
@@ -50,9 +50,18 @@ class PairView:
     evidence: list[Located]
 
 
-def pair_view(informal: str, formal: str, header: str, evidence: Sequence[EvidenceOut]) -> PairView:
+def pair_view(
+    informal: str,
+    formal: str,
+    header: str,
+    evidence: Sequence[EvidenceOut],
+    more_marks: Mapping[str, Sequence[Mark]] | None = None,
+) -> PairView:
+    """`more_marks`: spans by field that are not evidence findings (Lean's errors)."""
     located = [Located(i, f, _where(f)) for i, f in enumerate(evidence, start=1)]
     marks = {name: _marks(located, name) for name in FIELDS}
+    for name, extra in (more_marks or {}).items():
+        marks[name] = [*marks[name], *extra]
     math = render(informal)
     return PairView(
         informal_math=math.html,
