@@ -1,0 +1,83 @@
+"""The budget's arithmetic (app/budgets/limits.py), pure: when a call may start, which limit
+holds it back, and how a call's tokens are settled."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from app.budgets.limits import (
+    IN_FLIGHT,
+    REQUESTS,
+    TOKENS,
+    Bucket,
+    Budget,
+    Busy,
+    Grant,
+    Wait,
+    admit,
+    paused,
+    settled,
+)
+from app.llm.gate import estimated_tokens, used_tokens
+
+NOW = datetime(2026, 12, 6, 12, 0, tzinfo=UTC)
+
+
+def at(seconds: float) -> datetime:
+    return NOW + timedelta(seconds=seconds)
+
+
+def fresh(**changes: object) -> Bucket:
+    values: dict[str, object] = {"next_request_at": NOW, "next_token_at": NOW, "paused_until": None}
+    return Bucket(**(values | changes))  # type: ignore[arg-type]
+
+
+def test_requests_are_spaced_and_tokens_charged_from_the_start() -> None:
+    budget = Budget(requests_per_minute=30, tokens_per_minute=600)
+    assert admit(fresh(), budget, 50, NOW, 60) == Grant(NOW, at(2), at(5))
+    # Held back by whichever limit frees last; each moves on from that start.
+    bucket = fresh(next_request_at=at(2), next_token_at=at(5))
+    assert admit(bucket, budget, 10, NOW, 60) == Grant(at(5), at(7), at(6))
+
+
+def test_a_start_past_the_horizon_names_the_limit_that_holds_it() -> None:
+    budget = Budget(requests_per_minute=30, tokens_per_minute=600)
+    assert admit(fresh(next_request_at=at(9)), budget, 1, NOW, 8) == Wait(9, REQUESTS)
+    assert admit(fresh(next_token_at=at(9)), budget, 1, NOW, 8) == Wait(9, TOKENS)
+    # A provider's pause is the provider's ask, not a limit of the budget.
+    assert admit(fresh(paused_until=at(9)), budget, 1, NOW, 8) == Wait(9, None)
+    # A limit that is not set holds nothing back, whatever the row says.
+    assert isinstance(admit(fresh(next_token_at=at(9)), Budget(30), 1, NOW, 8), Grant)
+
+
+def test_every_slot_in_flight_taken_is_busy() -> None:
+    budget = Budget(max_in_flight=2)
+    assert admit(fresh(in_flight=2), budget, 1, NOW, 60) == Busy()
+    assert isinstance(admit(fresh(in_flight=1), budget, 1, NOW, 60), Grant)
+    assert IN_FLIGHT.startswith("shared budget")
+
+
+def test_tokens_are_settled_both_ways() -> None:
+    budget = Budget(tokens_per_minute=600)
+    assert settled(at(10), budget, charged=100, used=20) == at(2)
+    assert settled(at(10), budget, charged=100, used=130) == at(13)
+    assert settled(at(10), Budget(requests_per_minute=5), charged=100, used=1) == at(10)
+
+
+def test_a_pause_is_never_shortened() -> None:
+    assert paused(None, NOW, 30) == at(30)
+    assert paused(at(60), NOW, 30) == at(60)
+    assert paused(at(10), NOW, 30) == at(30)
+
+
+def test_the_strictest_of_two_budgets_takes_each_lower_limit() -> None:
+    assert Budget(60, 0, 4).strictest(Budget(0, 1000, 8)) == Budget(60, 1000, 4)
+    assert Budget().unlimited and not Budget(max_in_flight=1).unlimited
+
+
+def test_estimates_and_usage() -> None:
+    messages = [{"role": "system", "content": "x" * 30}, {"role": "user", "content": "y" * 31}]
+    assert estimated_tokens(messages, 500) == 21 + 500  # 61 characters / 3, rounded up
+    assert used_tokens({"total_tokens": 42, "prompt_tokens": 1}) == 42
+    assert used_tokens({"prompt_tokens": 30, "completion_tokens": 12}) == 42
+    assert used_tokens({"prompt_tokens": 30}) is None
