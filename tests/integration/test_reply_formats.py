@@ -337,3 +337,28 @@ async def test_a_statement_s_json_quoted_in_a_field_is_only_text(
     judge = next(r for r in body["reviews"] if r["role"] == "judge")
     assert (judge["parse_status"], judge["verdict"]) == ("ok", "mismatch")
     assert body["outcome"] != "passed"
+
+
+async def test_a_rescore_reads_a_json_reply_s_tool_calls_again_from_its_body(
+    json_api: Api, scripted_openai: ScriptedOpenAI
+) -> None:
+    # A FAITHFUL object in the content beside a tool call that was never asked for: json-1
+    # finds it invalid. A replay that read the content alone would find it ok and pass.
+    beside = ToolCallReply(
+        calls=((TOOL, arguments("FAITHFUL", None)),),
+        content=arguments("FAITHFUL", None),
+        finish_reason="stop",
+    )
+    scripted_openai.script(model=JUDGE_MODEL, steps=[beside] * 3)
+    held = await screened(json_api)
+    judge = [r for r in held["reviews"] if r["role"] == "judge"]
+    assert {(r["parse_status"], r["reply_format"]) for r in judge} == {("invalid", "json")}
+    assert held["outcome"] == "needs_review"
+
+    batch = await post_batch(json_api, [{"informal": INFORMAL, "formal": f"{FORMAL} -- b"}])
+    await wait_batch_done(json_api, batch["id"])
+
+    response = await json_api.client.post("/v1/rescore", json={"all": True})
+    assert response.status_code == 200, response.text
+    run = response.json()
+    assert (run["considered"], run["changed"], run["readings"]) == (2, 0, {})
