@@ -19,12 +19,16 @@ from dataclasses import dataclass
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from app.contract.reading import Reading
 from app.errors import NotFound
 from app.evidence import EVIDENCE_VERSION
+from app.models.lean_check import LeanCheck
+from app.pipeline.lean_step import ruled_after_lean, stopped_by_lean, stored_reading
+from app.pipeline.ruling import ScreeningRuling
 from app.policy import POLICY_VERSION
 from app.policy.reasons import Reason
-from app.repositories import batches, rescores
-from app.repositories.rescore_rows import StoredCall
+from app.repositories import batches, lean_checks, rescores
+from app.repositories.rescore_rows import CurrentState, StoredCall
 from app.repositories.rescores import Scope, StoredScreening
 from app.rescore.diff import Change, Diff, compare
 from app.rescore.replay import CURRENT_PARSER, Parser, replay, replayable
@@ -121,10 +125,12 @@ class _Run:
                 return None
             ids = [s.current.screening_id for s in stored]
             calls = await rescores.stored_calls(session, ids)
+            # Lean is never asked again: its stored answer is read again (app/lean/body.py).
+            checks = await lean_checks.for_screenings(session, ids)
             # The replay is CPU work (the evidence checks above all): off the event loop,
             # which the API and an embedded worker share.
             changes = await asyncio.to_thread(
-                _replay_all, stored, calls, self.diff, self.parser, self.format_retries
+                _replay_all, stored, calls, self.diff, self.parser, self.format_retries, checks
             )
             if self.rescore_id is not None and changes:
                 await _apply(session, self.rescore_id, changes, self.diff, self.rates, self.rng)
@@ -145,9 +151,18 @@ def _replay_all(
     diff: Diff,
     parser: Parser,
     format_retries: int,
+    checks: dict[str, LeanCheck] | None = None,
 ) -> list[Change]:
+    checks = checks or {}
     changes = (
-        _replayed(s, calls.get(s.current.screening_id, []), diff, parser, format_retries)
+        _replayed(
+            s,
+            calls.get(s.current.screening_id, []),
+            diff,
+            parser,
+            format_retries,
+            checks.get(s.current.screening_id),
+        )
         for s in stored
     )
     return [change for change in changes if change is not None]
@@ -159,12 +174,17 @@ def _replayed(
     diff: Diff,
     parser: Parser,
     format_retries: int,
+    check: LeanCheck | None = None,
 ) -> Change | None:
-    """Replay one screening into `diff`; the change to write, if there is one to write."""
+    """Replay one screening into `diff`; the change to write, if there is one to write.
+    `check`: its stored Lean check, whose answer is ruled first (app/policy/lean.py)."""
     current = screening.current
     if JOB_FAILED in current.reasons:
         diff.skip(current, JOB_FAILED)
         return None
+    stopped = None if check is None else stopped_by_lean(screening.pair, stored_reading(check))
+    if stopped is not None:
+        return _ruled(diff, current, stopped, {}, {}, incomplete=False)
     if not replayable(calls, screening.panel):
         diff.skip(current, "no_stored_calls")
         return None
@@ -177,9 +197,21 @@ def _replayed(
         panel=screening.panel,
     )
     before = {call.review_id: call.reading for call in calls}
-    change = compare(current, replayed.ruling, before, replayed.readings)
-    diff.add(change, incomplete=replayed.incomplete)
-    diff.calibrate(current, replayed.ruling.ruling.outcome)
+    ruling = replayed.ruling if check is None else ruled_after_lean(replayed.ruling)
+    return _ruled(diff, current, ruling, before, replayed.readings, replayed.incomplete)
+
+
+def _ruled(
+    diff: Diff,
+    current: CurrentState,
+    ruling: ScreeningRuling,
+    before: dict[int, Reading],
+    after: dict[int, Reading],
+    incomplete: bool,
+) -> Change | None:
+    change = compare(current, ruling, before, after)
+    diff.add(change, incomplete=incomplete)
+    diff.calibrate(current, ruling.ruling.outcome)
     return None if change is None or change.unversioned else change
 
 

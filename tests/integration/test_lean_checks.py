@@ -135,7 +135,11 @@ HOSTILE = {
     "server_error": ([HttpError(500, "Internal Server Error")] * 4, "unavailable"),
     "empty_results": ([RawBody('{"results":[]}')], "unavailable"),
     "unknown_severity": (
-        [RawBody(recorded("unknown_identifier.json").replace('"error"', '"fatal"'))],
+        [Recorded("unknown_identifier.json", ('"severity":"error"', '"severity":"fatal"'))],
+        "unavailable",
+    ),
+    "another_snippet": (
+        [Recorded("unknown_identifier.json", ('"SNIPPET_ID"', '"someone-else"'))],
         "unavailable",
     ),
 }
@@ -235,3 +239,29 @@ async def test_without_the_setting_nothing_is_checked(
     assert kimina.checks == []
     assert all("lean_elaborated_goal" not in r.text for r in scripted_openai.requests)
     assert {r["prompt_version"] for r in screening["reviews"]} == {"prompts-2"}
+
+
+async def test_a_rescore_replays_the_stored_lean_answer_and_never_asks_lean(
+    start_api: StartApi, database_url: str, scripted_openai: ScriptedOpenAI, kimina: ScriptedKimina
+) -> None:
+    kimina.script_code("refl_int", [Recorded("unknown_identifier.json")])
+    kimina.script_code("lost", [Recorded("timeout.json")])
+    settings = lean_settings(database_url, scripted_openai, kimina.base_url)
+    async with start_api(settings) as api:
+        flagged = await finished(api, await submit(api))
+        lost = await finished(api, await submit(api, FORMAL.replace("refl_int", "lost")))
+        passed = await finished(api, await submit(api, FORMAL.replace("refl_int", "fine")))
+        asked = len(kimina.checks)
+        response = await api.client.post("/v1/rescore", json={"all": True, "apply": True})
+        assert response.status_code == 200, response.text
+        diff = response.json()
+        again = [
+            (await api.client.get(f"/v1/screenings/{s['id']}")).json()
+            for s in (flagged, lost, passed)
+        ]
+    assert [s["outcome"] for s in (flagged, lost, passed)] == ["flagged", "needs_review", "passed"]
+    # Each is replayed (none skipped for lacking model calls) to the same ruling, policy-5.
+    assert (diff["considered"], diff["unchanged"], diff["skipped"]) == (3, 3, {})
+    assert [s["outcome"] for s in again] == ["flagged", "needs_review", "passed"]
+    assert {s["policy_version"] for s in again} == {"policy-5"}
+    assert len(kimina.checks) == asked  # Lean was not asked again

@@ -38,9 +38,18 @@ def recorded(name: str) -> str:
 
 @dataclass(frozen=True)
 class Recorded:
-    """A recorded 200 body, its SNIPPET_ID replaced by the request's snippet id."""
+    """A recorded 200 body, its SNIPPET_ID replaced by the request's snippet id (and, for
+    a hostile variant, `edit`'s first text by its second)."""
 
     name: str
+    edit: tuple[str, str] | None = None
+
+    def body(self, snippet_id: str) -> str:
+        text = recorded(self.name)
+        if self.edit is not None:
+            assert self.edit[0] in text, self.edit
+            text = text.replace(*self.edit)
+        return text.replace("SNIPPET_ID", snippet_id)
 
 
 KiminaStep = Recorded | Step
@@ -80,15 +89,17 @@ class ScriptedKimina(ScriptedOpenAI):
             f"Bearer {self.api_key}"
         ):
             return HttpError(401, recorded("invalid_key_401.json")), False
-        return self._resolve(self._next_step(request), request), False
+        step = self._next_step(request)
+        # The fallback answers after `latency`, as the scripted provider's default does.
+        return self._resolve(step or self.fallback, request), step is None
 
-    def _next_step(self, request: RecordedRequest) -> KiminaStep:
+    def _next_step(self, request: RecordedRequest) -> KiminaStep | None:
         code = _snippet(request).get("code", "")
         with self._lock:
             for marker, steps in self._scripts:
                 if steps and marker in code:
                     return steps.popleft()
-        return self.fallback
+        return None
 
     def _default(self, request: RecordedRequest) -> Step:
         return self._resolve(self.fallback, request)
@@ -96,7 +107,7 @@ class ScriptedKimina(ScriptedOpenAI):
     def _resolve(self, step: KiminaStep, request: RecordedRequest) -> Step:
         if isinstance(step, Recorded):
             snippet_id = str(_snippet(request).get("id", ""))
-            return RawBody(recorded(step.name).replace("SNIPPET_ID", snippet_id))
+            return RawBody(step.body(snippet_id))
         return step
 
     def _openapi(self) -> Step:
