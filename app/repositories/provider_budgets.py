@@ -80,21 +80,22 @@ async def settle_call(
     pause_seconds: float | None,
     now: datetime,
 ) -> None:
-    """The call ended: its lease freed, its tokens corrected from `used`, and a pause the
-    provider asked for stored for every process."""
+    """The call ended: its tokens corrected from `used`, a pause the provider asked for
+    stored for every process, and its lease freed. The row is locked before the lease is
+    touched, in the order `admit_call` takes them, so two calls never wait on each other."""
+    if (used is not None and budget.tokens_per_minute) or pause_seconds is not None:
+        bucket = await _lock_by_id(session, admitted.budget_id, now)
+        values: dict[str, Any] = {}
+        if used is not None:
+            values["next_token_at"] = settled(
+                bucket.next_token_at, budget, charged=charged, used=used
+            )
+        if pause_seconds is not None:
+            values["paused_until"] = paused(bucket.paused_until, now, pause_seconds)
+        await session.execute(update(Row).where(Row.id == admitted.budget_id).values(values))
     if admitted.lease_id is not None:
-        await session.execute(
-            delete(ProviderBudgetLease).where(ProviderBudgetLease.id == admitted.lease_id)
-        )
-    if (used is None or not budget.tokens_per_minute) and pause_seconds is None:
-        return
-    bucket = await _lock_by_id(session, admitted.budget_id, now)
-    values: dict[str, Any] = {}
-    if used is not None:
-        values["next_token_at"] = settled(bucket.next_token_at, budget, charged=charged, used=used)
-    if pause_seconds is not None:
-        values["paused_until"] = paused(bucket.paused_until, now, pause_seconds)
-    await session.execute(update(Row).where(Row.id == admitted.budget_id).values(values))
+        lease = ProviderBudgetLease.id == admitted.lease_id
+        await session.execute(delete(ProviderBudgetLease).where(lease))
 
 
 async def pause_provider(
