@@ -32,13 +32,14 @@ from app.evidence.measure_dimension import find_measure_dimension
 from app.evidence.nat_division import find_truncating_division
 from app.evidence.number_type import find_narrower_number_type
 from app.evidence.range_offset import find_range_offset
+from app.evidence.reply_object import find_reply_object
 from app.evidence.shadowed_binder import find_shadowed_binder
 from app.evidence.truncating_subtraction import find_truncating_subtraction
 from app.evidence.unused_binder import find_unused_variable
 from app.evidence.zero_denominator import find_nat_zero_denominator
 from app.vocabulary import Pair, Severity
 
-EVIDENCE_VERSION = "evidence-7"
+EVIDENCE_VERSION = "evidence-8"
 CHECK_FAILED = "check_failed"
 
 CONTRACT_TEXT_IN_INPUT = Check(
@@ -46,6 +47,13 @@ CONTRACT_TEXT_IN_INPUT = Check(
     Severity.REVIEW,
     "a statement line begins with VERDICT:, BACK-TRANSLATION: or ISSUES:",
     find_contract_text,
+)
+# The same for the reply object of the tool and json formats (app/evidence/reply_object.py).
+REPLY_OBJECT_IN_INPUT = Check(
+    "reply_object_in_input",
+    Severity.REVIEW,
+    'a statement holds a JSON key "verdict", as a tool or JSON reply\'s object does',
+    find_reply_object,
 )
 # A pair whose shown text is not its stored text cannot be read by a person as it is, so
 # it never passes; `review`, not `flag`: a mark in Hebrew or Arabic text may be honest.
@@ -163,6 +171,7 @@ NAT_ZERO_DENOMINATOR = Check(
 
 CHECKS: tuple[Check, ...] = (
     CONTRACT_TEXT_IN_INPUT,
+    REPLY_OBJECT_IN_INPUT,
     BIDI_CONTROL,
     TRUNCATING_DIVISION,
     AUTO_BOUND_VARIABLE,

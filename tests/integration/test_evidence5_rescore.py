@@ -1,5 +1,5 @@
 """Re-scoring screenings stored under evidence-4 with evidence-5's new checks (run by
-today's code, evidence-7, whose newer checks see none of these pairs), on SQLite and
+today's code, evidence-8, whose newer checks see none of these pairs), on SQLite and
 PostgreSQL. No model is called; both stored readings are faithful under today's parser.
 
     NARROWER   passed  reals typed `ℕ`                        -> needs_review
@@ -53,7 +53,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_the_new_checks_see(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     ids = await seed(session_factory)
-    assert EVIDENCE_VERSION == "evidence-7"
+    assert EVIDENCE_VERSION == "evidence-8"
     await assert_dry_run_moves_only(session_factory, ids, list(NEW_CODES), untouched="range")
 
 

@@ -51,7 +51,7 @@ async def test_a_dry_run_moves_exactly_the_pairs_holding_a_control(
     session_factory: async_sessionmaker[AsyncSession],
 ) -> None:
     ids = await seed(session_factory)
-    assert EVIDENCE_VERSION == "evidence-7"
+    assert EVIDENCE_VERSION == "evidence-8"
     await assert_dry_run_moves_only(session_factory, ids, list(NEW_CODES), untouched="override")
 
 

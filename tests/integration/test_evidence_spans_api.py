@@ -19,7 +19,7 @@ async def test_a_finding_shows_where_it_is(idle_api: Api) -> None:
     screening = await fetch(idle_api, accepted["id"])
     assert screening["outcome"] == "flagged"
     assert "evidence_flag:binder_default" in screening["reasons"]
-    assert screening["evidence_version"] == "evidence-7"
+    assert screening["evidence_version"] == "evidence-8"
     [finding] = screening["evidence"]
     assert finding["code"] == "binder_default" and finding["severity"] == "flag"
     line = FORMAL.split("\n")[finding["line"] - 1]

@@ -24,6 +24,7 @@ def test_checks_have_unique_codes_in_a_fixed_order() -> None:
     codes = [check.code for check in CHECKS]
     assert codes == [
         "contract_text_in_input",
+        "reply_object_in_input",
         "bidi_control",
         "truncating_division",
         "auto_bound_variable",

@@ -23,7 +23,7 @@ FAITHFUL = RoleResult(Reading(Verdict.FAITHFUL, ParseStatus.OK, None, None, "tes
 
 
 def test_the_check_is_severity_review_under_evidence_7() -> None:
-    assert EVIDENCE_VERSION == "evidence-7"
+    assert EVIDENCE_VERSION == "evidence-8"
     assert BIDI.severity is Severity.REVIEW
     assert set(BIDI_CONTROLS) == {*EXPLICIT, *MARKS}
 
