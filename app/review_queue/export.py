@@ -9,7 +9,9 @@ A decision later set aside stays in the export with `"superseded": true` (an adm
 reopened the item, an adjudication settled its dispute, or its decider withdrew it:
 `"withdrawn": true`), so the file holds every judgement ever made and a consumer picks the
 current ones. `defects` name what is wrong, `blind` says whether the person decided
-without seeing what the models said.
+without seeing what the models said. `lean_status` says what a Lean server said of the
+pair (`not_checked` without one), with its elaborated goal and its errors as
+`line:column: message` (docs/lean.md).
 
 A non-admin's export leaves out what the queue would not show them yet: decisions on an
 item that is blind to them (an unresolved audit under FAITHSCREEN_REVIEW_BLIND, or an
@@ -30,10 +32,11 @@ from app.auth.principal import Principal
 from app.csv_rows import csv_header, csv_row
 from app.json_lines import json_line
 from app.models.api_key import AccessRole
-from app.repositories import blind_items, decisions
+from app.models.lean_check import LeanCheck
+from app.repositories import blind_items, decisions, lean_checks
 from app.repositories.decisions import ExportRow
 from app.review_queue.visibility import BlindMode, item_blind_for
-from app.vocabulary import QueueStatus
+from app.vocabulary import LEAN_NOT_CHECKED, QueueStatus
 
 # Decisions read per query.
 EXPORT_PAGE = 500
@@ -42,11 +45,12 @@ EXPORT_COLUMNS = (
     "decision_id", "queue_item_id", "screening_id", "external_id", "batch_id", "informal",
     "formal", "header", "outcome", "reasons", "policy_version", "audit", "double_review",
     "kind", "decision", "note", "defects", "blind", "reviewer", "reviewer_role",
-    "decided_at", "superseded", "withdrawn",
+    "decided_at", "superseded", "withdrawn", "lean_status", "lean_goal", "lean_errors",
 )  # fmt: skip
 
 
-def export_record(row: ExportRow) -> dict[str, Any]:
+def export_record(row: ExportRow, lean: LeanCheck | None = None) -> dict[str, Any]:
+    """`lean`: the screening's Lean check, if a Lean server was asked."""
     decision, item, screening, pair = row.decision, row.item, row.screening, row.pair
     return {
         "decision_id": decision.id,
@@ -72,6 +76,18 @@ def export_record(row: ExportRow) -> dict[str, Any]:
         "decided_at": decision.created_at.isoformat(),
         "superseded": row.superseded,
         "withdrawn": row.withdrawn,
+        **lean_record(lean),
+    }
+
+
+def lean_record(lean: LeanCheck | None) -> dict[str, Any]:
+    if lean is None:
+        return {"lean_status": LEAN_NOT_CHECKED, "lean_goal": None, "lean_errors": []}
+    errors = [m for m in lean.messages if m.get("severity") == "error"]
+    return {
+        "lean_status": lean.status.value,
+        "lean_goal": lean.goal,
+        "lean_errors": [f"{m['line']}:{m['column']}: {m['data']}" for m in errors],
     }
 
 
@@ -111,14 +127,18 @@ async def _lines(
     sessions: async_sessionmaker[AsyncSession],
     after: int,
     shown: Callable[[ExportRow, PairAudits], bool],
-    line_of: Callable[[ExportRow], bytes],
+    line_of: Callable[[ExportRow, LeanCheck | None], bytes],
 ) -> AsyncIterator[bytes]:
     while True:
         # A short session per page: the stream may take long, a transaction must not.
         async with sessions() as session:
             page = await decisions.export_page(session, after=after, limit=EXPORT_PAGE)
             pairs = await blind_items.pair_audits(session, [row.item for row in page])
-        lines = b"".join(line_of(row) for row in page if shown(row, pairs))
+            ids = list({row.screening.id for row in page})
+            lean = await lean_checks.for_screenings(session, ids)
+        lines = b"".join(
+            line_of(row, lean.get(row.screening.id)) for row in page if shown(row, pairs)
+        )
         if lines:
             yield lines
         # A page holds every line of its decisions: fewer decisions than asked, the end.
@@ -141,9 +161,9 @@ def _shown(row: ExportRow, pairs: PairAudits, principal: Principal, mode: BlindM
     return not blind and item.status is not QueueStatus.AWAITING_SECOND
 
 
-def _line(row: ExportRow) -> bytes:
-    return json_line(export_record(row))
+def _line(row: ExportRow, lean: LeanCheck | None) -> bytes:
+    return json_line(export_record(row, lean))
 
 
-def _csv_line(row: ExportRow) -> bytes:
-    return csv_row(EXPORT_COLUMNS, export_record(row))
+def _csv_line(row: ExportRow, lean: LeanCheck | None) -> bytes:
+    return csv_row(EXPORT_COLUMNS, export_record(row, lean))

@@ -7,6 +7,7 @@ answer is fail-closed; without the setting nothing changes."""
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -265,3 +266,34 @@ async def test_a_rescore_replays_the_stored_lean_answer_and_never_asks_lean(
     assert [s["outcome"] for s in again] == ["flagged", "needs_review", "passed"]
     assert {s["policy_version"] for s in again} == {"policy-5"}
     assert len(kimina.checks) == asked  # Lean was not asked again
+
+
+async def test_the_decisions_export_carries_the_lean_check(
+    start_api: StartApi, database_url: str, scripted_openai: ScriptedOpenAI, kimina: ScriptedKimina
+) -> None:
+    kimina.script_code("refl_int", [Recorded("unknown_identifier.json")])
+    settings = lean_settings(database_url, scripted_openai, kimina.base_url).model_copy(
+        update={"audit_rate": 1.0, "review_blind": "off"}
+    )
+    async with start_api(settings) as api:
+        flagged = await finished(api, await submit(api))
+        passed = await finished(api, await submit(api, FORMAL.replace("refl_int", "fine")))
+        items = (await api.client.get("/v1/queue")).json()["items"]
+        for item in items:
+            await api.client.post(f"/v1/queue/{item['id']}/claim")
+            decided = await api.client.post(
+                f"/v1/queue/{item['id']}/decision", json={"decision": "mismatch", "note": "x"}
+            )
+            assert decided.status_code == 201, decided.text
+        export = (await api.client.get("/v1/decisions/export")).text
+        table = (await api.client.get("/v1/decisions/export", params={"format": "csv"})).text
+    lines = {r["screening_id"]: r for r in map(json.loads, export.splitlines())}
+    assert (lines[flagged["id"]]["lean_status"], lines[flagged["id"]]["lean_errors"]) == (
+        "error",
+        ["1:7: Unknown identifier `g`"],
+    )
+    assert (lines[passed["id"]]["lean_status"], lines[passed["id"]]["lean_goal"]) == (
+        "ok",
+        "x : Int\n⊢ x = x",
+    )
+    assert table.splitlines()[0].endswith("lean_status,lean_goal,lean_errors")
