@@ -92,7 +92,6 @@ PRIORITY_DOC = (
 class Accepted(BaseModel):
     id: str
     status: ScreeningStatus
-    priority: Priority = Field(description=PRIORITY_DOC)
 
 
 class EvidenceOut(BaseModel):

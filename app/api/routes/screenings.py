@@ -86,7 +86,7 @@ async def submit_screening(
         after_commit.wake_worker()
     else:
         response.status_code = 200
-    return Accepted(id=screening.id, status=screening.status, priority=screening.priority)
+    return Accepted(id=screening.id, status=screening.status)
 
 
 BLIND_RULE = (

@@ -24,7 +24,6 @@ class Accepted(BaseModel):
 
     id: str
     status: ScreeningStatus
-    priority: Priority
 
 
 class Evidence(BaseModel):
