@@ -115,6 +115,12 @@ async def paused_until(session: AsyncSession, provider: Provider) -> datetime | 
     return (await session.execute(statement)).scalar_one_or_none()
 
 
+async def lease_owners(session: AsyncSession) -> list[str]:
+    """The distinct owners of calls in flight (for app/worker/owners.py)."""
+    statement = select(ProviderBudgetLease.owner).distinct()
+    return list((await session.execute(statement)).scalars())
+
+
 async def expire_leases(session: AsyncSession, owners: Sequence[str]) -> int:
     """Delete the leases of owners known to be dead (app/worker/owners.py); how many."""
     if not owners:

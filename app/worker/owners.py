@@ -20,7 +20,7 @@ import uuid
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.repositories import jobs
+from app.repositories import jobs, provider_budgets
 
 log = logging.getLogger("faithscreen.worker")
 
@@ -50,10 +50,14 @@ def is_dead_here(owner: str, *, me: str) -> bool:
 
 
 async def free_dead_local_jobs(sessions: async_sessionmaker[AsyncSession], *, me: str) -> int:
-    """Let the leases of dead local owners lapse now; returns how many jobs were freed."""
+    """Let the leases of dead local owners lapse now, on jobs and on provider budgets'
+    calls in flight (app/budgets); returns how many jobs were freed."""
     async with sessions() as session:
         dead = [o for o in await jobs.running_owners(session) if is_dead_here(o, me=me)]
         freed = await jobs.expire_leases(session, dead)
+        calling = await provider_budgets.lease_owners(session)
+        gone = [o for o in calling if is_dead_here(o, me=me)]
+        await provider_budgets.expire_leases(session, gone)
         await session.commit()
     if freed:
         log.info("freed %d running jobs of dead workers %s", freed, ", ".join(dead))

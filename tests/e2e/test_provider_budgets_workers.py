@@ -168,3 +168,28 @@ def test_a_killed_worker_s_in_flight_slot_is_reclaimed(
             assert lapse_leases(database_url, victim.owner) == 1
             check_each_screened_once(client, [hung, *rest])
     assert db_rows(database_url, LEASES) == []
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+def test_on_sqlite_a_starting_worker_frees_a_dead_one_s_slot_at_once(
+    database_url: str, start_serve: StartServe, start_worker: StartWorker
+) -> None:
+    # A SQLite file is local: a worker starting up can tell the dead worker is gone (as
+    # for its jobs, app/worker/owners.py) and need not wait for its lease's 15 minutes.
+    with ScriptedOpenAI() as server:
+        server.script("dead_slot", model=TRANSLATOR, steps=[Hang(600)])
+        env = provider_env(
+            server.base_url,
+            FAITHSCREEN_TRANSLATOR_MAX_IN_FLIGHT="1",
+            FAITHSCREEN_TRANSLATOR_TIMEOUT_SECONDS="900",
+            FAITHSCREEN_JOB_LEASE_SECONDS="120",
+        )
+        api, [victim] = start_together(start_serve, start_worker, env, 1)
+        with api.client() as client:
+            hung = submit_pair(client, "dead_slot")
+            [lease] = wait_for(lambda: db_rows(database_url, LEASES), "the hung call's slot")
+            assert lease["owner"] == victim.owner
+            victim.kill()
+            start_worker(env)
+            check_each_screened_once(client, [hung])
+    assert db_rows(database_url, LEASES) == []
