@@ -284,8 +284,8 @@ async def enqueue_many(
     session: AsyncSession,
     screening_ids: Sequence[str],
     *,
-    priority: Priority,
-    submitter: str | None,
+    priority: Priority = Priority.INTERACTIVE,
+    submitter: str | None = None,
 ) -> None:
     """Queue a job, due at once, for each of these new screenings (one executemany), in
     `submitter`'s next turns at `priority`. Unlike `enqueue`, a screening that has a job
