@@ -1,4 +1,4 @@
-# Provider budgets move into the database so every process shares one (issue 33): a row per provider and a lease per call in flight.
+# Provider budgets move into the database so every process shares one: a row each, a lease per call.
 """provider_budgets
 
 Revision ID: 0014_provider_budgets
