@@ -26,6 +26,7 @@ from app.pipeline.screening import ScreeningPipeline
 from app.settings import ProviderSettings, Settings
 from app.vocabulary import Role
 from app.worker.failures import FailurePolicy
+from app.worker.maintenance import maintain
 from app.worker.owners import new_owner_name
 from app.worker.runner import Worker
 from faithscreen_client.credentials import mask_url_credentials
@@ -131,10 +132,15 @@ class Runtime:
     lean: LeanStep | None = None
     _stop: asyncio.Event = field(default_factory=asyncio.Event)
     _worker_task: asyncio.Task[None] | None = None
+    _maintenance_task: asyncio.Task[None] | None = None
 
     @classmethod
     def create(cls, settings: Settings, *, with_worker: bool) -> Runtime:
-        engine = create_engine(settings.database_url)
+        engine = create_engine(
+            settings.database_url,
+            pool_size=settings.database_pool_size,
+            max_overflow=settings.database_max_overflow,
+        )
         sessions = make_session_factory(engine)
         # One name for this process's job leases and provider budget leases alike.
         owner = new_owner_name()
@@ -173,6 +179,12 @@ class Runtime:
                 self.worker.run(self._stop, grace_seconds=self.settings.shutdown_grace_seconds)
             )
             self._worker_task.add_done_callback(_report_worker_end)
+            # Done jobs past retention, metric changes folded: app/worker/maintenance.py.
+            self._maintenance_task = asyncio.create_task(
+                maintain(
+                    self.sessions, self._stop, job_retention_days=self.settings.job_retention_days
+                )
+            )
 
     @property
     def worker_running(self) -> bool:
@@ -198,6 +210,9 @@ class Runtime:
             if self._worker_task is not None:
                 with contextlib.suppress(asyncio.CancelledError):
                     await self._worker_task
+            if self._maintenance_task is not None:
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._maintenance_task
             if self.pipeline is not None:
                 # Writes of cancelled screenings may still be committing.
                 await self.pipeline.idle()

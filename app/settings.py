@@ -201,6 +201,12 @@ class Settings(BaseSettings):
     # seconds gets the first screening; after it, the key makes a new one.
     screening_idempotency_seconds: float = Field(default=86_400.0, gt=0)
     job_lease_seconds: float = Field(default=60.0, gt=0)
+    # Done jobs older than this many days are removed by the workers (0: kept for ever).
+    job_retention_days: float = Field(default=7.0, ge=0)
+    # PostgreSQL connections each process holds (pool) and may open beyond it (overflow):
+    # docs/operations.md, Connections, has the arithmetic against max_connections.
+    database_pool_size: int = Field(default=10, ge=1)
+    database_max_overflow: int = Field(default=20, ge=0)
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).
     worker_capacity: int = Field(default=0, ge=0)

@@ -1,7 +1,7 @@
-"""`faithscreen db ...`: database maintenance; and how every command that opens the
-database says which one (`announce_database`): `./faithscreen.db` is relative to the
-directory a command runs in, so `keys create` run elsewhere would silently write to
-another database than the server's."""
+"""`faithscreen db ...`: database maintenance (migrations, pruning old prompts); and how
+every command that opens the database says which one (`announce_database`):
+`./faithscreen.db` is relative to the directory a command runs in, so `keys create` run
+elsewhere would silently write to another database than the server's."""
 
 from __future__ import annotations
 
@@ -15,10 +15,12 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.cli.root import cli
 from app.cli.terminal import echo
+from app.clock import utcnow
 from app.db.engine import create_engine, make_session_factory
 from app.db.location import database_location
 from app.db.migrate import check_at_head, current_revision, head_revision, upgrade_to_head
 from app.intake.requests import in_utc
+from app.repositories import retention
 from app.settings import get_settings
 from faithscreen_client.credentials import mask_url_credentials
 
@@ -95,3 +97,51 @@ def current(database_url: DatabaseUrlOption = None) -> None:
     echo(f"{mask_url_credentials(url)}: at revision {current_revision(url)} ({state})")
     if not at_head:
         raise typer.Exit(1)
+
+
+BeforeOption = Annotated[
+    datetime,
+    typer.Option(
+        "--before",
+        help="Clear the prompts of reviews stored before this time (no offset: UTC).",
+        show_default=False,
+    ),
+]
+
+
+@db.command("prune")
+def prune(before: BeforeOption, database_url: DatabaseUrlOption = None) -> None:
+    """Clear the prompts (the messages sent) of reviews stored before DATE, keeping each
+    prompt's digest, the raw reply and body, every parsed field and version: the audit
+    record, which the database refuses to change. Re-scoring reads replies, not prompts."""
+    cutoff = utc_time(before)
+    assert cutoff is not None  # a required option
+    if cutoff > utcnow():
+        raise typer.BadParameter("is in the future; prune prompts of reviews already stored")
+    url = database_url or get_settings().database_url
+    open_database(url)
+    cleared = asyncio.run(clear_prompts_before(url, cutoff))
+    echo(
+        f"cleared the prompts of {cleared} reviews stored before {cutoff.isoformat()}; "
+        "replies, parsed fields and versions are kept"
+    )
+
+
+async def clear_prompts_before(url: str, cutoff: datetime) -> int:
+    """Walk the reviews by id, a chunk per transaction (short locks while workers run)."""
+    engine = create_engine(url)
+    sessions = make_session_factory(engine)
+    cleared = 0
+    try:
+        async with sessions() as session:
+            first, last = await retention.review_id_bounds(session)
+        for start in range(first, last + 1, retention.CHUNK):
+            async with sessions() as session:
+                end = start + retention.CHUNK - 1
+                cleared += await retention.clear_prompts(
+                    session, before=cutoff, first=start, last=end
+                )
+                await session.commit()
+    finally:
+        await engine.dispose()
+    return cleared

@@ -48,8 +48,21 @@ def normalize_url(url: str) -> str:
 
 def sync_url(url: str) -> str:
     """The synchronous URL for `url` (for Alembic): `sqlite:///...`, `postgresql+psycopg://...`."""
-    scheme, rest = _split(normalize_url(url))
+    scheme, rest = _split(normalize_url(_without_our_options(url)[0]))
     return f"{_SYNC_DRIVERS.get(scheme, scheme)}://{rest}"
+
+
+def _without_our_options(url: str) -> tuple[str, bool]:
+    """`url` without `prepared_statements=off` (ours, not the driver's), and whether it
+    was there. Behind a pooler in transaction mode (PgBouncer before 1.21) a statement
+    prepared on one server connection is missing on the next, so none may be prepared."""
+    if "prepared_statements=" not in url:
+        return url, False
+    parsed = make_url(url)
+    off = parsed.query.get("prepared_statements") == "off"
+    return parsed.difference_update_query(["prepared_statements"]).render_as_string(
+        hide_password=False
+    ), off
 
 
 def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEntry) -> None:
@@ -62,17 +75,34 @@ def _sqlite_pragmas(dbapi_connection: DBAPIConnection, _record: ConnectionPoolEn
     cursor.close()
 
 
-def create_engine(url: str, **kwargs: Any) -> AsyncEngine:
-    """An async engine for `url` (normalized); extra keyword arguments go to SQLAlchemy."""
+def create_engine(
+    url: str, *, pool_size: int = 10, max_overflow: int = 20, **kwargs: Any
+) -> AsyncEngine:
+    """An async engine for `url` (normalized); extra keyword arguments go to SQLAlchemy.
+    On PostgreSQL it holds up to pool_size + max_overflow connections (docs/operations.md,
+    Connections); `?prepared_statements=off` in the URL prepares none."""
+    url, unprepared = _without_our_options(url)
     async_url = normalize_url(url)
     if async_url.startswith("sqlite"):
         engine = _create_async_engine(async_url, **kwargs)
         event.listen(engine.sync_engine, "connect", _sqlite_pragmas)
         return engine
     # pre_ping: a connection the server dropped (restart, idle timeout) is replaced, not used.
-    options: dict[str, Any] = {"pool_pre_ping": True, "pool_size": 10, "max_overflow": 20}
+    options: dict[str, Any] = {
+        "pool_pre_ping": True,
+        "pool_size": pool_size,
+        "max_overflow": max_overflow,
+    }
+    connect_args: dict[str, Any] = {}
     if "connect_timeout" not in make_url(async_url).query:
-        options["connect_args"] = {"connect_timeout": POSTGRES_CONNECT_TIMEOUT_SECONDS}
+        connect_args["connect_timeout"] = POSTGRES_CONNECT_TIMEOUT_SECONDS
+    if unprepared:
+        # psycopg prepares a statement run 5 times on a connection; asyncpg caches its own.
+        # (asyncpg also wants ?prepared_statement_cache_size=0 in the URL for SQLAlchemy's.)
+        asyncpg = async_url.startswith("postgresql+asyncpg")
+        connect_args |= {"statement_cache_size": 0} if asyncpg else {"prepare_threshold": None}
+    if connect_args:
+        options["connect_args"] = connect_args
     return _create_async_engine(async_url, **(options | kwargs))
 
 
