@@ -118,7 +118,9 @@ async def get_queue_item(
     until it is resolved: the pair (and header) only, `blind: true`, none of the outcome,
     reasons, evidence, reviews, back-translations, rulings or label (the label is never
     shown). While a double review awaits its second decision, nobody but admins sees the
-    first. Admins see everything."""
+    first. Admins see everything. The first read by each person (in a round: a reopen starts
+    a new one) is their opening of the item: their time on it runs from there (GET
+    /v1/review/stats, `opened_at` on their decision)."""
     detail = await service.get_item(session, principal, item_id)
     return QueueItemOut.of_detail(detail, _viewer(principal, runtime))
 
