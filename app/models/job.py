@@ -28,8 +28,11 @@ class Job(Base):
         # Claiming looks for queued jobs due to run (and running ones with lapsed leases).
         Index("ix_jobs_status_run_after", "status", "run_after"),
         # The claim's order over queued jobs (and the round's front, the lowest turn).
+        # `status` leads although the predicate fixes it: SQLite then takes this index for
+        # the claim's `status = 'queued'` (not ix_jobs_status_run_after and a sort).
         Index(
             "ix_jobs_queued_claim_order",
+            "status",
             "priority_rank",
             "turn",
             "id",

@@ -49,7 +49,7 @@ def upgrade() -> None:
     op.execute(SCREENINGS_BACKFILL)
     op.execute(JOBS_BACKFILL)
     _create_partial_index(
-        "ix_jobs_queued_claim_order", ["priority_rank", "turn", "id"], QUEUED_ONLY
+        "ix_jobs_queued_claim_order", ["status", "priority_rank", "turn", "id"], QUEUED_ONLY
     )
     _create_partial_index(
         "ix_jobs_live_submitter", ["submitter", "priority_rank", "turn"], LIVE_ONLY
