@@ -53,6 +53,10 @@ def _check_sizes(request: ScreeningRequest, settings: Settings) -> None:
         check_reply_sizes(request.replies, settings.max_reply_bytes)
 
 
+# Keys past their window removed by each keyed submission.
+EXPIRED_PER_SUBMISSION = 10
+
+
 @dataclass(frozen=True, slots=True)
 class Submitted:
     screening: Screening
@@ -82,8 +86,11 @@ async def submit(
         request, priority=admission.priority_for(request, Priority.INTERACTIVE, principal)
     )
     await admission.lock_caps(session, principal)
-    if keyed is not None and not await _take(session, keyed, submission.screening_id, since):
-        return await _repeat(session, await held_by(find, keyed.key), keyed)
+    if keyed is not None:
+        if not await _take(session, keyed, submission.screening_id, since):
+            return await _repeat(session, await held_by(find, keyed.key), keyed)
+        # More than the one key this adds: the table stays the size of one window.
+        await screening_keys.remove_expired(session, since=since, limit=EXPIRED_PER_SUBMISSION)
     stored = await store_chunk(session, None, [submission], settings, submitter=principal.name)
     if stored.queued:
         await admission.check_caps(session, principal, settings)

@@ -22,5 +22,6 @@ class ScreeningKey(Base):
     screening_id: Mapped[str] = mapped_column(String(36))
     # sha256 of the request body, to tell a true repeat from a key reused for another body.
     body_sha256: Mapped[str] = mapped_column(String(64))
-    # When the key was taken: a repeat after the window makes a new screening.
-    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)
+    # When the key was taken: a repeat after the window makes a new screening. Indexed:
+    # each keyed submission removes a few keys past their window, oldest first.
+    created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow, index=True)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import cast
 
-from sqlalchemy import Table, select
+from sqlalchemy import Table, delete, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -45,3 +45,22 @@ async def take(
         where=table.c.created_at < since,
     ).returning(table.c.idempotency_key)
     return (await session.execute(statement)).first() is not None
+
+
+async def remove_expired(session: AsyncSession, *, since: datetime, limit: int) -> int:
+    """Delete up to `limit` keys taken before `since` (oldest first, by the created_at
+    index); the number deleted. Rows another transaction holds are skipped (PostgreSQL),
+    so concurrent submissions never wait on each other here."""
+    expired = (
+        select(ScreeningKey.idempotency_key)
+        .where(ScreeningKey.created_at < since)
+        .order_by(ScreeningKey.created_at)
+        .limit(limit)
+        .with_for_update(skip_locked=True)
+    )
+    statement = (
+        delete(ScreeningKey)
+        .where(ScreeningKey.idempotency_key.in_(expired), ScreeningKey.created_at < since)
+        .returning(ScreeningKey.idempotency_key)
+    )
+    return len((await session.execute(statement)).all())

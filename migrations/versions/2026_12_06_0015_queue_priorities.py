@@ -1,4 +1,4 @@
-# Claims take interactive screenings first and batches of different keys in turn, keys are capped on outstanding work, and single screenings honour an Idempotency-Key (issue 33).
+# Interactive work is claimed first and keys take turns; keys get caps; singles an Idempotency-Key.
 """queue_priorities
 
 Revision ID: 0015_queue_priorities
@@ -62,6 +62,9 @@ def upgrade() -> None:
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.PrimaryKeyConstraint("idempotency_key", name=op.f("pk_screening_keys")),
     )
+    op.create_index(
+        op.f("ix_screening_keys_created_at"), "screening_keys", ["created_at"], unique=False
+    )
 
 
 def _create_partial_index(name: str, columns: list[str], where: sa.TextClause) -> None:
@@ -69,6 +72,7 @@ def _create_partial_index(name: str, columns: list[str], where: sa.TextClause) -
 
 
 def downgrade() -> None:
+    op.drop_index(op.f("ix_screening_keys_created_at"), table_name="screening_keys")
     op.drop_table("screening_keys")
     op.drop_index("ix_jobs_live_submitter", table_name="jobs")
     op.drop_index("ix_jobs_queued_claim_order", table_name="jobs")

@@ -76,6 +76,16 @@ async def test_after_the_window_the_key_makes_a_new_screening(idle_api: Api) -> 
     assert (again.status_code, again.json()["id"]) == (200, renewed.json()["id"])
 
 
+async def test_keys_past_their_window_are_removed_by_later_submissions(idle_api: Api) -> None:
+    for n in range(3):
+        await post(idle_api, BODY, key=f"old-{n}")
+    await age_keys(idle_api, idle_api.settings.screening_idempotency_seconds + 1)
+    await post(idle_api, OTHER, key="new")
+    async with idle_api.runtime.sessions() as session:
+        kept = (await session.execute(select(ScreeningKey.idempotency_key))).scalars().all()
+    assert kept == ["new"]
+
+
 async def test_racing_repeats_store_one_screening(idle_api: Api) -> None:
     answers = await asyncio.gather(*(post(idle_api, BODY) for _ in range(4)))
     assert sorted(a.status_code for a in answers) == [200, 200, 200, 202]
