@@ -362,3 +362,29 @@ async def test_a_rescore_reads_a_json_reply_s_tool_calls_again_from_its_body(
     assert response.status_code == 200, response.text
     run = response.json()
     assert (run["considered"], run["changed"], run["readings"]) == (2, 0, {})
+
+
+async def test_each_review_records_the_format_asked_and_the_grammar_decoded_by(
+    start_api: StartApi, clean_env: None, database_url: str, scripted_openai: ScriptedOpenAI
+) -> None:
+    settings = settings_for(database_url, scripted_openai, "grammar", "text")
+    async with start_api(settings) as api:
+        body = await screened(api)
+        supplied = await screened(
+            api,
+            formal=FORMAL.replace("add_zero_right", "t4"),
+            replies={"translator": contract_reply("FAITHFUL"), "judge": JUDGE_TEXT_FAITHFUL},
+        )
+    shown = {
+        r["role"]: (r["reply_format"], r["grammar_version"], r["parser_version"])
+        for r in body["reviews"]
+    }
+    assert shown == {
+        "translator": ("grammar", "grammar-1", "contract-3"),
+        "judge": ("text", None, "contract-3"),
+    }
+    assert (
+        "grammar" in scripted_openai.requests[0].json
+        or "grammar" in scripted_openai.requests[1].json
+    )
+    assert {(r["reply_format"], r["supplied"]) for r in supplied["reviews"]} == {("text", True)}
