@@ -175,6 +175,16 @@ class DefectCountsOut(_FromAttributes):
     )
 
 
+class LeanSavingOut(_FromAttributes):
+    lean_error: int
+    lean_unavailable: int
+    stopped: int
+    llm_calls_saved_at_least: int = Field(
+        description="Two per screening Lean stopped (the translator's and one judge's "
+        "call): a floor, since panels, confirmations and retries make more."
+    )
+
+
 class SummaryOut(_FromAttributes):
     screenings: int
     outcomes: dict[str, int]
@@ -212,6 +222,11 @@ class SummaryOut(_FromAttributes):
     )
     panel_agreement: PanelAgreementOut | None = Field(
         default=None, description="Agreement within the judge panels (FAITHSCREEN_JUDGES)."
+    )
+    lean: LeanSavingOut | None = Field(
+        default=None,
+        description="Screenings a Lean check stopped before any model, and the LLM calls "
+        "that saved (docs/lean.md); null when none was stopped.",
     )
 
 

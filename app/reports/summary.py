@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from app.reports.lean import LeanSaving, lean_saving
 from app.reports.panel import JudgeReport, PanelAgreement, PanelTally
 from app.reports.queue import Resolutions, ResolutionTally
 from app.reports.reasons import counted_reasons
@@ -141,6 +142,8 @@ class Summary:
     # Per judge, and between a panel's judges (panel.py).
     judges: list[JudgeReport] = field(default_factory=list)
     panel_agreement: PanelAgreement = field(default_factory=lambda: PanelAgreement(0, None, {}))
+    # Screenings a Lean check stopped before any model (reports/lean.py); None: none did.
+    lean: LeanSaving | None = None
 
 
 def reading_of(review: ReviewRow) -> str:
@@ -237,6 +240,7 @@ class ReviewTally:
             screenings=len(by_id),
             outcomes=_outcomes(by_id.values()),
             reasons=_reasons(by_id.values()),
+            lean=lean_saving(by_id.values()) or None,
             tokens=tokens,
             tokens_per_screening=per_screening(tokens, len(by_id)),
             groups=groups,

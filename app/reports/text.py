@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 
+from app.reports.lean import lean_text
 from app.reports.panel_view import has_panel, judge_rows, panel_agreement_text
 from app.reports.queue import Resolution, Resolutions
 from app.reports.reviewers import DefectCounts, ReviewerAgreement
@@ -41,6 +42,8 @@ def summary_text(summary: Summary) -> str:
     lines += ["", "Reasons"]
     reasons = [[k, str(v)] for k, v in summary.reasons.items()]
     lines += _indented(table(reasons)) if reasons else ["  (none)"]
+    if summary.lean is not None:
+        lines += ["", lean_text(summary.lean)]
     for group in summary.groups:
         lines += ["", *_group_lines(group)]
     lines += ["", *_agreement_lines(summary.agreement)]

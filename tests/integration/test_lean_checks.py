@@ -242,7 +242,7 @@ async def test_without_the_setting_nothing_is_checked(
     assert {r["prompt_version"] for r in screening["reviews"]} == {"prompts-2"}
 
 
-async def test_a_rescore_replays_the_stored_lean_answer_and_never_asks_lean(
+async def test_a_rescore_replays_the_stored_lean_answer_and_a_report_counts_the_saving(
     start_api: StartApi, database_url: str, scripted_openai: ScriptedOpenAI, kimina: ScriptedKimina
 ) -> None:
     kimina.script_code("refl_int", [Recorded("unknown_identifier.json")])
@@ -253,6 +253,7 @@ async def test_a_rescore_replays_the_stored_lean_answer_and_never_asks_lean(
         lost = await finished(api, await submit(api, FORMAL.replace("refl_int", "lost")))
         passed = await finished(api, await submit(api, FORMAL.replace("refl_int", "fine")))
         asked = len(kimina.checks)
+        report = (await api.client.get("/v1/reports/summary")).json()
         response = await api.client.post("/v1/rescore", json={"all": True, "apply": True})
         assert response.status_code == 200, response.text
         diff = response.json()
@@ -266,6 +267,14 @@ async def test_a_rescore_replays_the_stored_lean_answer_and_never_asks_lean(
     assert [s["outcome"] for s in again] == ["flagged", "needs_review", "passed"]
     assert {s["policy_version"] for s in again} == {"policy-5"}
     assert len(kimina.checks) == asked  # Lean was not asked again
+    # The report counts what Lean saved: two screenings stopped, no model asked for them.
+    assert report["lean"] == {
+        "lean_error": 1,
+        "lean_unavailable": 1,
+        "stopped": 2,
+        "llm_calls_saved_at_least": 4,
+    }
+    assert report["reasons"]["lean_error"] == report["reasons"]["lean_unavailable"] == 1
 
 
 async def test_the_decisions_export_carries_the_lean_check(

@@ -3,6 +3,7 @@ in the prompts, and where the review page marks an error (header or statement)."
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime
 
 import pytest
@@ -14,6 +15,7 @@ from app.prompts import judge_messages, translator_messages
 from app.prompts.elaborated import goal_prompt_version, with_elaborated_goal
 from app.prompts.fence import fence_code
 from app.prompts.retry import format_retry_messages
+from app.reports.lean import lean_saving, lean_text
 from app.vocabulary import LeanStatus, Outcome, Pair, ParseStatus, Severity
 from app.web.lean_view import lean_shown
 
@@ -112,3 +114,19 @@ def test_an_error_is_marked_in_the_part_of_the_snippet_it_is_in(
     (mark,) = shown.marks[field]
     assert (mark.line, mark.column, mark.end_column) == (field_line, 4, 9)
     assert shown.messages[0].where == f"{field}, line {field_line}, columns 5-9"
+
+
+def test_the_report_counts_screenings_lean_stopped_and_the_calls_that_saved() -> None:
+    @dataclass
+    class Row:
+        reasons: list[str]
+
+    rows = [Row(["lean_error"]), Row(["lean_unavailable", "evidence_review"]), Row([]),
+            Row(["judge_mismatch"]), Row(["no_such_reason"])]  # fmt: skip
+    saving = lean_saving(rows)
+    assert (saving.lean_error, saving.lean_unavailable, saving.stopped) == (1, 1, 2)
+    assert saving.llm_calls_saved_at_least == 4
+    assert lean_text(saving) == (
+        "Lean stopped 2 before any model (1 lean_error, 1 lean_unavailable): at least 4 LLM "
+        "calls not made"
+    )
