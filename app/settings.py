@@ -207,6 +207,10 @@ class Settings(BaseSettings):
     # docs/operations.md, Connections, has the arithmetic against max_connections.
     database_pool_size: int = Field(default=10, ge=1)
     database_max_overflow: int = Field(default=20, ge=0)
+    # `faithscreen worker` serves its own process metrics on this port (0: not served),
+    # without a key: bound to FAITHSCREEN_WORKER_METRICS_HOST (loopback by default).
+    worker_metrics_port: int = Field(default=0, ge=0, le=65535)
+    worker_metrics_host: str = "127.0.0.1"
     # Screenings one worker process runs at once (0: twice FAITHSCREEN_LLM_CONCURRENCY, so
     # both roles' calls can keep every provider slot busy).
     worker_capacity: int = Field(default=0, ge=0)

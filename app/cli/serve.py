@@ -21,6 +21,7 @@ from app.cli.keys import announce_first_admin_key, refuse_auth_off_beyond_loopba
 from app.cli.root import cli
 from app.cli.terminal import echo
 from app.observability.logging import configure_logging
+from app.observability.process_families import serve_process_metrics
 from app.runtime import Runtime
 from app.settings import get_settings
 
@@ -131,7 +132,14 @@ async def _run_worker() -> None:
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, runtime.request_stop)
     runtime.start()
+    settings = runtime.settings
+    endpoint = None
+    if settings.worker_metrics_port:  # this process's own counters (docs/operations.md)
+        host, port = settings.worker_metrics_host, settings.worker_metrics_port
+        endpoint = await serve_process_metrics(host, port)
     try:
         await runtime.wait()
     finally:
+        if endpoint is not None:
+            endpoint.close()
         await runtime.stop()

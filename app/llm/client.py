@@ -41,6 +41,7 @@ from app.llm.retry import (
     is_retryable_status,
     retry_after_seconds,
 )
+from app.process_metrics import IN_FLIGHT, REGISTRY, WAITS, record_attempt
 from app.settings import ProviderSettings
 from app.vocabulary import Role
 
@@ -114,6 +115,7 @@ class LLMClient:
         self._model = settings.model
         # The same for every call of this client: first and format re-asks alike.
         self._constraint = reply_constraint(settings, role)
+        self._role_label = role.value if role is not None else "unknown"  # process metrics
         # What a failed call's body or error must never show.
         self._secrets = (settings.api_key.get_secret_value(),) if settings.api_key else ()
         self._url = settings.base_url.rstrip("/") + "/chat/completions"
@@ -200,6 +202,7 @@ class LLMClient:
             raise ProviderBackoff(paused, asked=self._pause_asked)
         start = self._reserve_rate_slot(max(now, retry_at, self._not_before))
         if start > now:
+            REGISTRY.add(WAITS, (self._role_label, "pause"), start - now)
             await self._sleep(start - now)
 
     def _reserve_rate_slot(self, start: float) -> float:
@@ -227,12 +230,21 @@ class LLMClient:
     async def _gated_attempt(self, body: bytes, tokens: int) -> _Attempt:
         """One attempt admitted by the gate, which learns what it used and any pause asked
         for (also when the attempt was cancelled: it then keeps the estimate)."""
+        entered = time.monotonic()
         admitted = await self._gate.enter(tokens)
+        started = time.monotonic()
+        REGISTRY.add(WAITS, (self._role_label, "budget"), started - entered)
+        REGISTRY.add(IN_FLIGHT, (self._role_label,), 1)
         attempt: _Attempt | None = None
         try:
             attempt = await self._attempt(body)
             return attempt
         finally:
+            REGISTRY.add(IN_FLIGHT, (self._role_label,), -1)
+            if attempt is not None:
+                usage = attempt.completion.usage if attempt.completion is not None else None
+                seconds = time.monotonic() - started
+                record_attempt(self._role_label, attempt.status, dict(usage or {}), seconds)
             used, pause = self._spent(attempt)
             await admitted.leave(used_tokens=used, pause_seconds=pause)
 

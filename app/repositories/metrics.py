@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from app.clock import utcnow
 from app.db.types import unescape_text
 from app.models.queue_item import QueueItem
+from app.models.screening import Screening
 from app.repositories import metric_counts
 from app.repositories.jobs import oldest_queued_age_seconds
 from app.repositories.metric_counts import LATENCY_BUCKETS_SECONDS, Counted
@@ -146,3 +147,11 @@ async def _queue_items(
         items[QueueStatus.OPEN.value] = items.get(QueueStatus.OPEN.value, 0) + lapsed
         items[QueueStatus.CLAIMED.value] -= lapsed
     return {status: n for status, n in items.items() if n}
+
+
+async def submitted(session: AsyncSession, screening_id: str) -> tuple[datetime, str] | None:
+    """When a screening was submitted and its priority (for the process's screening
+    latency histogram); None if there is no such screening."""
+    statement = select(Screening.created_at, Screening.priority).where(Screening.id == screening_id)
+    row = (await session.execute(statement)).one_or_none()
+    return None if row is None else (row[0], str(row[1]))

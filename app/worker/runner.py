@@ -29,7 +29,8 @@ from app.clock import utcnow
 from app.llm.errors import ProviderBackoff
 from app.llm.retry import capped_wait
 from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
-from app.repositories import jobs, provider_waits
+from app.process_metrics import CLAIM_SECONDS, REGISTRY, SCREENING_SECONDS
+from app.repositories import jobs, metrics, provider_waits
 from app.worker import causes
 from app.worker.failures import FailurePolicy
 from app.worker.owners import free_dead_local_jobs, new_owner_name
@@ -100,11 +101,13 @@ class Worker:
         if free <= 0 or (self._tasks and free < self._claim_batch):
             return 0
         try:
+            started = asyncio.get_running_loop().time()
             async with self._sessions() as session:
                 claimed = await jobs.claim(
                     session, owner=self.owner, lease_seconds=self._lease, limit=free
                 )
                 await session.commit()
+            REGISTRY.observe(CLAIM_SECONDS, (), asyncio.get_running_loop().time() - started)
         except SQLAlchemyError as error:
             # Once per outage, not at every poll.
             if not self._claims_failing:
@@ -174,6 +177,7 @@ class Worker:
         while True:
             try:
                 await self._pipeline.run(claim)
+                await self._finished(claim)
                 return
             except Exception as error:
                 if not causes.is_database_outage(error):
@@ -185,6 +189,18 @@ class Worker:
                     extra=_ids(claim),
                 )
             await self._wait_for_database(claim)
+
+    async def _finished(self, claim: Claim) -> None:
+        """Observe the screening's latency from submission, by priority (a metric only:
+        a database error here is not the screening's)."""
+        try:
+            async with self._sessions() as session:
+                found = await metrics.submitted(session, claim.screening_id)
+        except SQLAlchemyError:
+            return
+        if found is not None:
+            seconds = (utcnow() - found[0]).total_seconds()
+            REGISTRY.observe(SCREENING_SECONDS, (found[1],), seconds)
 
     async def _wait_for_database(self, claim: Claim) -> None:
         """Until the database answers with the job still ours; JobLost if another worker

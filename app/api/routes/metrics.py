@@ -1,4 +1,5 @@
-"""GET /metrics: Prometheus text format, counted from the database at scrape time.
+"""GET /metrics: Prometheus text format: totals kept in the database (the same from every
+replica), then this process's own counters (app/process_metrics.py).
 
 A `metrics` key (or an admin's) required: a scraper needs no key that can do more
 (FAITHSCREEN_AUTH=off opens it, as every endpoint)."""
@@ -13,6 +14,7 @@ from app.api.deps import SessionDep
 from app.api.schemas import GUARDED_RESPONSES
 from app.observability.exposition import CONTENT_TYPE, render
 from app.observability.families import families
+from app.observability.process_families import process_families
 from app.repositories import metrics
 
 router = APIRouter(tags=["operations"], dependencies=[metrics_access], responses=GUARDED_RESPONSES)
@@ -21,5 +23,5 @@ router = APIRouter(tags=["operations"], dependencies=[metrics_access], responses
 @router.get("/metrics", response_class=PlainTextResponse)
 async def prometheus_metrics(session: SessionDep) -> PlainTextResponse:
     """Screenings, LLM calls, latency, tokens, jobs and the review queue, for Prometheus."""
-    body = render(families(await metrics.snapshot(session)))
+    body = render([*families(await metrics.snapshot(session)), *process_families()])
     return PlainTextResponse(body, media_type=CONTENT_TYPE)
