@@ -252,6 +252,8 @@ def test_the_stats_page_shows_each_persons_decisions(
     with site.api(site.alice) as api:
         for number, body in enumerate(bodies):
             item_id = site.seed(f"stats_{number}")
+            # Read first: time per item runs from the opening (never opened: not timed).
+            assert api.get(f"/v1/queue/{item_id}").status_code == 200
             assert api.post(f"/v1/queue/{item_id}/claim").status_code == 200
             decided = api.post(f"/v1/queue/{item_id}/decision", json=body)
             assert decided.status_code == 201, decided.text
