@@ -30,7 +30,7 @@ def provider(**limits: int) -> ProviderSettings:
     return ProviderSettings(
         base_url="https://user:secret@llm.example/v1/?key=sk-1",
         model="m",
-        timeout_seconds=10,
+        timeout_seconds=100,
         connect_timeout_seconds=5,
         **limits,  # type: ignore[arg-type]
     )
@@ -58,15 +58,16 @@ async def leases(sessions: Sessions) -> list[str]:
 async def test_requests_per_minute_is_one_budget_for_both_processes(
     session_factory: Sessions,
 ) -> None:
-    a, b = two_processes(session_factory, provider(requests_per_minute=60))
-    a.horizon = b.horizon = 5.5
+    # 6 a minute: 10 s apart, far more than a loaded machine takes between two admissions.
+    a, b = two_processes(session_factory, provider(requests_per_minute=6))
+    a.horizon = b.horizon = 55
     starts = [(await gate.enter(100)).admitted.start for gate in (a, b, a, b, a, b)]  # type: ignore[attr-defined]
-    # One second apart, whichever process asked: six starts over five seconds.
-    assert [(later - starts[0]).total_seconds() for later in starts] == [0, 1, 2, 3, 4, 5]
+    # Ten seconds apart, whichever process asked: six starts over fifty seconds.
+    assert [(later - starts[0]).total_seconds() for later in starts] == [0, 10, 20, 30, 40, 50]
     with pytest.raises(ProviderBackoff) as raised:
-        await a.enter(100)  # the seventh would start 6 s on: past the horizon
+        await a.enter(100)  # the seventh would start 60 s on: past the horizon
     assert raised.value.budget == REQUESTS
-    assert 5.5 < raised.value.retry_after <= 6
+    assert 55 < raised.value.retry_after <= 60
     assert raised.value.describe().startswith(WAIT_NOTE)
     async with session_factory() as session:
         rows = (await session.execute(select(ProviderBudget))).scalars().all()
@@ -75,17 +76,19 @@ async def test_requests_per_minute_is_one_budget_for_both_processes(
 
 
 async def test_tokens_are_corrected_from_usage(session_factory: Sessions) -> None:
-    # 600 tokens a minute: 10 tokens a second.
-    a, b = two_processes(session_factory, provider(tokens_per_minute=600))
+    # 60 tokens a minute: one a second, so each gap is seconds, far more than a loaded
+    # machine takes between two admissions.
+    a, b = two_processes(session_factory, provider(tokens_per_minute=60))
+    a.horizon = 200
     first = await a.enter(100)
     await first.leave(used_tokens=20, pause_seconds=None)  # estimated 100, used 20
     second = await b.enter(100)
     gap = second.admitted.start - first.admitted.start  # type: ignore[attr-defined]
-    assert gap == timedelta(seconds=2)  # 20 tokens' worth, not the 100 estimated
+    assert gap == timedelta(seconds=20)  # 20 tokens' worth, not the 100 estimated
     await second.leave(used_tokens=None, pause_seconds=None)  # no usage: the estimate stands
     third = await a.enter(50)
     gap = third.admitted.start - second.admitted.start  # type: ignore[attr-defined]
-    assert gap == timedelta(seconds=10)
+    assert gap == timedelta(seconds=100)
     b.horizon = 1
     with pytest.raises(ProviderBackoff) as raised:
         await b.enter(50)  # 5 s on
@@ -129,11 +132,11 @@ async def test_a_dead_process_s_lease_stops_counting_when_it_expires(
     await a.enter(10)  # and never leaves: its process died
     with pytest.raises(ProviderBackoff):
         await b.enter(10)
-    # The lease lasts the attempt's deadline (10 s + 5 s) and a margin of 30 s.
-    moved_clock.advance(40)
+    # The lease lasts the attempt's deadline (100 s + 5 s) and a margin of 30 s: 135 s.
+    moved_clock.advance(60)
     with pytest.raises(ProviderBackoff):
         await b.enter(10)
-    moved_clock.advance(10)
+    moved_clock.advance(80)
     taken = await b.enter(10)
     assert await leases(session_factory) == ["host:2:bbbb"]
     await taken.leave(used_tokens=None, pause_seconds=None)
@@ -168,17 +171,17 @@ async def test_a_retry_after_pauses_the_provider_for_the_other_process(
 ) -> None:
     a, b = two_processes(session_factory, provider(**limits))
     got = await a.enter(10)
-    await got.leave(used_tokens=None, pause_seconds=30)
+    await got.leave(used_tokens=None, pause_seconds=300)
     b.horizon = 10
     with pytest.raises(ProviderBackoff) as raised:
         await b.enter(10)
     # The provider's own ask, not a limit of the budget's.
     assert raised.value.budget is None
     assert raised.value.describe() == f"{WAIT_NOTE} {raised.value.retry_after:.0f} s"
-    b.horizon = 60
+    b.horizon = 400
     await (await b.enter(10)).leave(used_tokens=None, pause_seconds=None)
     assert isinstance(b.sleep, Sleeps)
-    assert 29 < b.sleep[-1] <= 30  # waited out the pause a's call was asked for
+    assert 200 < b.sleep[-1] <= 300  # waited out the pause a's call was asked for
     async with session_factory() as session:
         before = (await session.execute(select(ProviderBudget.paused_until))).scalar_one()
     await a.pause(1)  # a shorter pause asked later does not shorten it
