@@ -13,6 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from app.settings import LeanSettings, Settings
 from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api, StartApi, provider
@@ -306,3 +307,34 @@ async def test_the_decisions_export_carries_the_lean_check(
         "x : Int\n⊢ x = x",
     )
     assert table.splitlines()[0].endswith("lean_status,lean_goal,lean_errors")
+
+
+STATEMENTS = {
+    "update": "UPDATE lean_checks SET status = 'ok'",
+    "update_body": "UPDATE lean_checks SET raw_body = 'forged'",
+    "delete": "DELETE FROM lean_checks",
+    "replace": "INSERT OR REPLACE INTO lean_checks SELECT * FROM lean_checks",  # SQLite only
+    "truncate": "TRUNCATE lean_checks",  # PostgreSQL only
+}
+
+
+@pytest.mark.parametrize("statement", sorted(STATEMENTS))
+async def test_a_stored_check_is_append_only_in_the_database(
+    start_api: StartApi,
+    database_url: str,
+    scripted_openai: ScriptedOpenAI,
+    kimina: ScriptedKimina,
+    statement: str,
+) -> None:
+    postgres = database_url.startswith("postgresql")
+    if (statement == "replace" and postgres) or (statement == "truncate" and not postgres):
+        pytest.skip("not a statement of this database")
+    kimina.script_code("refl_int", [Recorded("unknown_identifier.json")])
+    async with start_api(lean_settings(database_url, scripted_openai, kimina.base_url)) as api:
+        screening = await finished(api, await submit(api))
+        async with api.runtime.sessions() as session:
+            with pytest.raises(sa.exc.DBAPIError, match="append-only"):
+                await session.execute(sa.text(STATEMENTS[statement]))
+            await session.rollback()
+        after = (await api.client.get(f"/v1/screenings/{screening['id']}")).json()
+    assert after["lean_check"] == screening["lean_check"]
