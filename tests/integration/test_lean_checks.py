@@ -15,10 +15,13 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 
+from app.lean import LeanClient
+from app.pipeline.lean_step import LeanStep
 from app.settings import LeanSettings, Settings
+from app.vocabulary import LeanStatus, Pair
 from tests.support.in_process_api import JUDGE_MODEL, TRANSLATOR_MODEL, Api, StartApi, provider
 from tests.support.scripted_kimina import Recorded, ScriptedKimina, recorded, too_busy
-from tests.support.scripted_openai import HttpError, RawBody, ScriptedOpenAI
+from tests.support.scripted_openai import HttpError, RawBody, ScriptedOpenAI, contract_reply
 
 INFORMAL = "For every integer x, x = x."
 FORMAL = "theorem refl_int (x : Int) : x = x := by sorry"
@@ -338,3 +341,24 @@ async def test_a_stored_check_is_append_only_in_the_database(
             await session.rollback()
         after = (await api.client.get(f"/v1/screenings/{screening['id']}")).json()
     assert after["lean_check"] == screening["lean_check"]
+
+
+async def test_a_screening_run_again_reads_its_stored_check_and_asks_lean_once(
+    start_api: StartApi, database_url: str, scripted_openai: ScriptedOpenAI, kimina: ScriptedKimina
+) -> None:
+    kimina.script_code("refl_int", [Recorded("unknown_identifier.json")])
+    settings = lean_settings(database_url, scripted_openai, None)  # no Lean in this runtime
+    replies = {"translator": contract_reply(), "judge": contract_reply(back_translation=None)}
+    body = {"informal": INFORMAL, "formal": FORMAL, "header": HEADER, "replies": replies}
+    async with start_api(settings, with_worker=False) as api:
+        screening_id = (await api.client.post("/v1/screenings", json=body)).json()["id"]
+        step = LeanStep(api.runtime.sessions, LeanClient(LeanSettings(server_url=kimina.base_url)))
+        try:
+            pair = Pair(INFORMAL, FORMAL, HEADER)
+            first = await step.check(screening_id, pair)
+            again = await step.check(screening_id, pair)  # as after a crash: stored already
+        finally:
+            await step.aclose()
+    assert first == again
+    assert first.status is LeanStatus.ERROR
+    assert len(kimina.checks) == 1
