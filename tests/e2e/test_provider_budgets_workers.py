@@ -70,6 +70,12 @@ def translator_calls(server: ScriptedOpenAI) -> list[RecordedRequest]:
     return [r for r in server.requests if r.model == TRANSLATOR]
 
 
+def sent(server: ScriptedOpenAI, marker: str) -> bool:
+    """The translator call for `marker` has arrived: a worker killed before it sent the call
+    (its slot already taken) would leave the hanging step to the next worker's call."""
+    return any(marker in r.text for r in translator_calls(server))
+
+
 def test_two_workers_keep_to_one_rate_and_one_in_flight_limit(
     database_url: str, start_serve: StartServe, start_worker: StartWorker
 ) -> None:
@@ -159,6 +165,7 @@ def test_a_killed_worker_s_in_flight_slot_is_reclaimed(
             hung = submit_pair(client, "leak_first")
             held: Callable[[], list[dict[str, Any]]] = lambda: db_rows(database_url, LEASES)  # noqa: E731
             [lease] = wait_for(held, "the hung call holds the translator's one slot")
+            wait_for(lambda: sent(server, "leak_first"), "the hung call reached the provider")
             [victim] = [w for w in workers if w.owner == lease["owner"]]
             victim.process.send_signal(signal.SIGKILL)
             victim.process.wait()
@@ -188,6 +195,7 @@ def test_on_sqlite_a_starting_worker_frees_a_dead_one_s_slot_at_once(
         with api.client() as client:
             hung = submit_pair(client, "dead_slot")
             [lease] = wait_for(lambda: db_rows(database_url, LEASES), "the hung call's slot")
+            wait_for(lambda: sent(server, "dead_slot"), "the hung call reached the provider")
             assert lease["owner"] == victim.owner
             victim.kill()
             start_worker(env)
