@@ -12,9 +12,10 @@ from typing import Any
 
 import httpx2
 import pytest
-from sqlalchemy import text
+from sqlalchemy import select, text
 from sqlalchemy.exc import DBAPIError
 
+from app.models import Comment, ThreadRowIsAppendOnly
 from app.settings import Settings
 from tests.support.clock import MovableClock
 from tests.support.in_process_api import StartApi
@@ -282,3 +283,20 @@ async def test_the_page_times_from_opening_and_posts_comments_and_assignment(
         assert decided.status_code == 303
     assert 74 <= (await stats_of(desk, "alice"))["median_seconds"] <= 80
     assert await comments(desk, "bob", item) == ["alice: <b>why</b>"]
+
+
+async def test_the_orm_refuses_to_change_or_delete_a_comment(desk: Desk) -> None:
+    item = (await desk.item_of(await desk.submit(1, "needs_review")))["id"]
+    await desk.post("alice", f"/v1/queue/{item}/comments", {"body": "kept"})
+    async with desk.api.runtime.sessions() as session:
+        row = (await session.execute(select(Comment))).scalar_one()
+        row.body = "rewritten"
+        with pytest.raises(ThreadRowIsAppendOnly):
+            await session.flush()
+        await session.rollback()
+        row = (await session.execute(select(Comment))).scalar_one()
+        await session.delete(row)
+        with pytest.raises(ThreadRowIsAppendOnly):
+            await session.flush()
+        await session.rollback()
+    assert await comments(desk, "alice", item) == ["alice: kept"]
