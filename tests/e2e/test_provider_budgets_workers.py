@@ -93,9 +93,10 @@ def test_two_workers_keep_to_one_rate_and_one_in_flight_limit(
         with api.client() as client:
             ids = list(submit_all(client, "budget", 24))
             check_each_screened_once(client, ids)
-        # Within any 5 s: 10 requests at one per 0.5 s, the first of the window counted
-        # too, and one more for a request that arrived late after its start.
-        assert most_in_any_window(translator_calls(translator), 5.0) <= 12
+        # Within any 6 s: 12 requests at one per 0.5 s, and the window's first, 13; and up
+        # to 3 more, sent up to 1.5 s after their reserved starts by a worker the loaded
+        # machine held up. A budget per worker lets through twice the rate: about 24.
+        assert most_in_any_window(translator_calls(translator), 6.0) <= 16
         assert judge.max_in_flight == 2
     owners = {job["lease_owner"] for job in jobs_by_screening(database_url).values()}
     assert owners == {worker.owner for worker in workers}, "both workers took jobs"
