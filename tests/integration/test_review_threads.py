@@ -300,3 +300,21 @@ async def test_the_orm_refuses_to_change_or_delete_a_comment(desk: Desk) -> None
             await session.flush()
         await session.rollback()
     assert await comments(desk, "alice", item) == ["alice: kept"]
+
+
+async def test_a_stored_comment_is_never_replaced_or_truncated(desk: Desk) -> None:
+    item = (await desk.item_of(await desk.submit(1, "needs_review")))["id"]
+    await desk.post("alice", f"/v1/queue/{item}/comments", {"body": "kept"})
+    async with desk.api.runtime.sessions() as session:
+        postgres = session.get_bind().dialect.name == "postgresql"
+        statement = (
+            "TRUNCATE comments"
+            if postgres
+            else "INSERT OR REPLACE INTO comments (id, queue_item_id, body, actor, actor_role, "
+            "created_at) SELECT id, queue_item_id, 'rewritten', actor, actor_role, created_at "
+            "FROM comments"
+        )
+        with pytest.raises(DBAPIError, match="append-only"):
+            await session.execute(text(statement))
+        await session.rollback()
+    assert await comments(desk, "alice", item) == ["alice: kept"]
