@@ -1,16 +1,20 @@
 """Scale test (issue 33, item 7): a deployment against a provider that enforces its limits.
 
     python bench/scale_bench.py [--pairs 20000] [--replicas 2] [--workers 16] [--rpm 720]
-                                [--tpm 900000] [--provider-concurrency 32] [--latency-ms 1000]
+                                [--tpm 900000] [--provider-concurrency 32] [--max-in-flight N]
+                                [--latency-ms 1000] [--llm-concurrency 2] [--capacity 2]
                                 [--seed-reviews 1000000] [--quick] [--keep]
 
-PostgreSQL (a database of its own, `faithscreen_scale` on FAITHSCREEN_TEST_POSTGRES_URL's
-server, created and dropped here), `--replicas` API processes (`faithscreen serve
---no-worker`) and `--workers` `faithscreen worker` processes, all given the provider's
-limits as their shared budgets (FAITHSCREEN_<ROLE>_REQUESTS_PER_MINUTE, _TOKENS_PER_MINUTE,
-_MAX_IN_FLIGHT), against bench/limited_provider.py: per model (the translator's and the
+PostgreSQL (a database of its own, `--database faithscreen_scale` on the server of
+FAITHSCREEN_TEST_POSTGRES_URL, created and dropped here), `--replicas` API processes
+(`faithscreen serve --no-worker`) and `--workers` `faithscreen worker` processes (each
+FAITHSCREEN_LLM_CONCURRENCY `--llm-concurrency`, FAITHSCREEN_WORKER_CAPACITY `--capacity`),
+all given the provider's limits as their shared budgets (FAITHSCREEN_<ROLE>_REQUESTS_PER_
+MINUTE, _TOKENS_PER_MINUTE; _MAX_IN_FLIGHT is `--max-in-flight`, by default the provider's
+concurrency), against bench/limited_provider.py: per model (the translator's and the
 judge's) the same RPM, TPM and calls in flight, 429 + Retry-After past any of them, a
-log-normal latency around `--latency-ms`.
+log-normal latency around `--latency-ms`. Every process's output is in
+$TMPDIR/faithscreen-scale-logs/.
 
 Two keys each post a batch of half the pairs (real pairs from the shared data, read from
 there, repeated when more are asked than it holds), the second `--second-batch-after`
@@ -65,22 +69,21 @@ FAITHSCREEN = str(Path(sys.executable).parent / "faithscreen")
 POSTGRES = os.environ.get(
     "FAITHSCREEN_TEST_POSTGRES_URL", "postgresql://postgres@127.0.0.1:5432/test"
 ).replace("postgresql+psycopg://", "postgresql://")
-DB_NAME = "faithscreen_scale"
 LOGS = Path(tempfile.gettempdir()) / "faithscreen-scale-logs"
 MODELS = {"translator": "translator-model", "judge": "judge-model"}
 
 
 @contextmanager
-def database(keep: bool) -> Iterator[str]:
+def database(name: str, keep: bool) -> Iterator[str]:
     with psycopg.connect(POSTGRES, autocommit=True) as admin:
-        admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
-        admin.execute(f'CREATE DATABASE "{DB_NAME}"')
+        admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield POSTGRES.rsplit("/", 1)[0] + "/" + DB_NAME
+        yield POSTGRES.rsplit("/", 1)[0] + "/" + name
     finally:
         if not keep:
             with psycopg.connect(POSTGRES, autocommit=True) as admin:
-                admin.execute(f'DROP DATABASE IF EXISTS "{DB_NAME}" WITH (FORCE)')
+                admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 @contextmanager
@@ -247,7 +250,7 @@ def main() -> None:
     half = len(batch_pairs) // 2
     started_at = datetime.now().astimezone()
     run: dict[str, Any] = {"args": vars(args), "started_at": started_at.isoformat()}
-    with database(args.keep) as url, provider(args) as (base_url, provider_pid):
+    with database(args.database, args.keep) as url, provider(args) as (base_url, provider_pid):
         env = service_env(url, base_url, args)
         subprocess.run([FAITHSCREEN, "db", "upgrade"], env=env, check=True, capture_output=True)
         keys = {n: create_key(env, "submitter", f"bench-{n}") for n in ("a", "b", "singles")}
@@ -342,7 +345,7 @@ def sample_progress(
             for name, batch in batches.items():
                 status = client.get(f"/v1/batches/{batch}", headers=auth(keys[name])).json()
                 done.append((status["done"], status["total"]))
-            connections = database_connections()
+            connections = database_connections(args.database)
             samples.append((time.monotonic() - started, done[0][0], done[1][0], *connections))
             print(
                 f"  {samples[-1][0]:7.1f} s  A {done[0][0]:>6}/{done[0][1]}  "
@@ -354,13 +357,13 @@ def sample_progress(
             time.sleep(args.sample_every)
 
 
-def database_connections() -> tuple[int, int]:
+def database_connections(name: str) -> tuple[int, int]:
     """(connections open to the bench's database, of them not idle) right now."""
     with psycopg.connect(POSTGRES, autocommit=True) as admin:
         row = admin.execute(
             "SELECT count(*), count(*) FILTER (WHERE state <> 'idle') FROM pg_stat_activity "
             "WHERE datname = %s",
-            (DB_NAME,),
+            (name,),
         ).fetchone()
     assert row is not None
     return int(row[0]), int(row[1])
@@ -406,8 +409,8 @@ def parse_args() -> argparse.Namespace:
     add("--latency-ms", type=float, default=1000.0, help="provider's median latency")
     add("--latency-sigma", type=float, default=0.35)
     add("--max-tokens", type=int, default=512)
-    add("--llm-concurrency", type=int, default=4, help="FAITHSCREEN_LLM_CONCURRENCY per process")
-    add("--capacity", type=int, default=4, help="FAITHSCREEN_WORKER_CAPACITY per worker")
+    add("--llm-concurrency", type=int, default=2, help="FAITHSCREEN_LLM_CONCURRENCY per process")
+    add("--capacity", type=int, default=2, help="FAITHSCREEN_WORKER_CAPACITY per worker")
     add("--pool-size", type=int, default=2, help="database pool per worker (API: twice)")
     add("--max-overflow", type=int, default=2)
     add("--second-batch-after", type=float, default=60.0)
@@ -418,11 +421,22 @@ def parse_args() -> argparse.Namespace:
     add("--seed-minutes", type=float, default=15.0)
     add("--quick", action="store_true", help="1,000 pairs, 4 workers, 100,000 seeded reviews")
     add("--worker-start", type=float, default=20.0, help="seconds given the workers to start")
+    add("--database", default="faithscreen_scale", help="created and dropped on the server")
     add("--keep", action="store_true", help="keep the database afterwards")
     args = parser.parse_args()
     if args.quick:
         args.pairs, args.workers, args.seed_reviews = 1000, 4, 100_000
+        args.llm_concurrency = args.capacity = 4
         args.second_batch_after, args.sample_every, args.max_singles = 10.0, 5.0, 200
+    callers = args.workers * args.llm_concurrency
+    if callers > (args.max_in_flight or args.provider_concurrency):
+        # Calls past the shared in-flight budget poll its row under the row's lock: see
+        # docs/operations.md, Sizing for a million pairs a day.
+        print(
+            f"warning: {args.workers} workers x {args.llm_concurrency} calls each exceed "
+            "the shared calls in flight; the excess polls the budget's row",
+            flush=True,
+        )
     return args
 
 
