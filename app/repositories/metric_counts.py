@@ -8,13 +8,10 @@ while nobody scrapes.
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
-from sqlalchemy import Table, delete, func, select, union_all
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy import func, select, text, union_all
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.metric_count import MetricCount, MetricCountChange
@@ -27,8 +24,6 @@ SUMS = ("n", "latency_ms", "prompt_tokens", "completion_tokens", "reasoning_toke
 # Two scrapes (or a scrape and a worker) fold one at a time on PostgreSQL; the other just
 # reads totals plus changes, which is as right.
 FOLD_LOCK = 0x6661697468  # "faith"
-
-Key = tuple[str, str, str, str, str, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,35 +40,33 @@ class Counted:
     reasoning_tokens: int
 
 
-async def fold(session: AsyncSession) -> int:
-    """Move every change row into the totals; the number of change rows moved (0 when
-    another session is folding on PostgreSQL)."""
-    dialect = session.get_bind().dialect.name
-    if dialect == "postgresql":
+async def fold(session: AsyncSession) -> None:
+    """Move every change row into the totals, summed in SQL (no row comes to Python). Does
+    nothing on PostgreSQL while another session folds."""
+    if session.get_bind().dialect.name == "postgresql":
         locked = await session.execute(select(func.pg_try_advisory_xact_lock(FOLD_LOCK)))
-        if not locked.scalar_one():
-            return 0
-    table = MetricCountChange.__table__
-    columns = [table.c[name] for name in (*KEYS, *SUMS)]
-    moved = (await session.execute(delete(MetricCountChange).returning(*columns))).all()
-    sums: dict[Key, list[int]] = defaultdict(lambda: [0] * len(SUMS))
-    for row in moved:
-        total = sums[tuple(row[: len(KEYS)])]
-        for i, value in enumerate(row[len(KEYS) :]):
-            total[i] += int(value)
-    # In key order: no two folds can hold totals rows in opposite orders.
-    rows = [dict(zip((*KEYS, *SUMS), (*key, *sums[key]), strict=True)) for key in sorted(sums)]
-    if rows:
-        await session.execute(_upsert(dialect), rows)
-    return len(moved)
+        if locked.scalar_one():
+            # One statement: exactly the rows it deletes are the rows it adds up, whatever
+            # commits meanwhile (ids from a sequence are not in commit order).
+            moved = f"WITH moved AS ({_DELETE_ALL} RETURNING *) "
+            await session.execute(text(moved + _ADD_UP.format(source="moved")))
+        return
+    # SQLite: the INSERT takes the write lock before it reads, so no change row can come
+    # in between it and the DELETE of the same transaction.
+    await session.execute(text(_ADD_UP.format(source="metric_count_changes")))
+    await session.execute(text(_DELETE_ALL))
 
 
-def _upsert(dialect: str) -> Any:
-    table: Table = MetricCount.__table__  # type: ignore[assignment]
-    insert_of = postgresql.insert if dialect == "postgresql" else sqlite.insert
-    statement = insert_of(table)
-    added = {name: table.c[name] + statement.excluded[name] for name in SUMS}
-    return statement.on_conflict_do_update(index_elements=list(KEYS), set_=added)
+_KEY_LIST = ", ".join(KEYS)
+_DELETE_ALL = "DELETE FROM metric_count_changes"
+_ADD_UP = (
+    f"INSERT INTO metric_counts ({_KEY_LIST}, {', '.join(SUMS)}) "
+    f"SELECT {_KEY_LIST}, {', '.join(f'SUM({name})' for name in SUMS)} FROM {{source}} "
+    # In key order: totals rows are locked in one order by every fold.
+    f"GROUP BY {_KEY_LIST} ORDER BY {_KEY_LIST} "
+    f"ON CONFLICT ({_KEY_LIST}) DO UPDATE SET "
+    + ", ".join(f"{name} = metric_counts.{name} + excluded.{name}" for name in SUMS)
+)
 
 
 async def totals(session: AsyncSession, families: Sequence[str]) -> list[Counted]:
