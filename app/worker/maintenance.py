@@ -38,6 +38,10 @@ async def maintain(
             await maintenance_pass(sessions, job_retention_days=job_retention_days)
         except SQLAlchemyError as error:
             log.warning("maintenance failed, will retry: %s", error)
+        except Exception:
+            # Not the database: logged whole, and tried again; maintenance never stops the
+            # worker, nor its shutdown (Runtime.stop awaits this task).
+            log.exception("maintenance failed, will retry")
         with contextlib.suppress(TimeoutError):
             await asyncio.wait_for(stop.wait(), timeout=interval_seconds)
 

@@ -183,3 +183,26 @@ async def test_workers_remove_done_jobs_past_retention_and_nothing_else(
             count = select(func.count()).select_from(Job).where(Job.status == JobStatus.DONE)
             done = (await session.execute(count)).scalar_one()
         assert f'faithscreen_jobs{{status="done"}} {done}' in body
+
+
+async def test_a_failing_maintenance_pass_is_logged_and_tried_again() -> None:
+    # Neither a database error nor any other may end the loop (or, through it, a shutdown).
+    from sqlalchemy.exc import OperationalError
+
+    from app.worker.maintenance import maintain
+
+    stop = asyncio.Event()
+    calls: list[int] = []
+
+    def sessions() -> Any:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("not the database")
+        stop.set()
+        raise OperationalError("SELECT 1", None, Exception("the database is away"))
+
+    await asyncio.wait_for(
+        maintain(sessions, stop, job_retention_days=0, interval_seconds=0),  # type: ignore[arg-type]
+        timeout=30,
+    )
+    assert len(calls) == 2
