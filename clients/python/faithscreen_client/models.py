@@ -126,8 +126,42 @@ class ScreeningListed(BaseModel):
     blind: bool = False
 
 
+LeanStatus = Literal["ok", "error", "timeout", "unavailable"]
+
+
+class LeanMessage(BaseModel):
+    """A Lean message: `line` 1-based and `column` 0-based, in the code sent."""
+
+    severity: str
+    line: int
+    column: int
+    end_line: int | None
+    end_column: int | None
+    data: str
+
+
+class LeanCheck(BaseModel):
+    """A Lean server's answer about the pair (FaithScreen's docs/lean.md), as stored."""
+
+    status: LeanStatus
+    server_url: str
+    server_version: str | None
+    code: str
+    timeout_seconds: int
+    http_status: int | None
+    messages: list[LeanMessage]
+    goal: str | None
+    detail: str | None
+    error: str | None
+    raw_body: str | None
+    latency_ms: int | None
+    attempts: int
+    created_at: datetime
+
+
 class Screening(ScreeningListed):
-    """One screening whole: the pair, the outcome and reasons, evidence, every review."""
+    """One screening whole: the pair, the outcome and reasons, evidence, every review, and
+    its Lean check (`lean_status` is `not_checked` when no Lean server was asked)."""
 
     informal: str
     formal: str
@@ -141,6 +175,8 @@ class Screening(ScreeningListed):
     reviews: list[Review]
     rulings: list[Ruling] = Field(default_factory=list)
     readings: list[Reading] = Field(default_factory=list)
+    lean_status: Literal["ok", "error", "timeout", "unavailable", "not_checked"] = "not_checked"
+    lean_check: LeanCheck | None = None
 
 
 class ScreeningPage(BaseModel):
