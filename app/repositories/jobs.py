@@ -17,8 +17,9 @@ after its own last live job, and never before the front of the queue (the lowest
 turn): so a key that queues 100 jobs behind another's 100,000 gets one turn in two until
 its jobs are gone, and a key that was idle cannot jump ahead of the work already waiting.
 Both lookups, and the claim's scan, walk partial indexes holding live jobs only
-(app/models/job.py), whose predicates are written as literals so PostgreSQL can use them
-in a generic plan.
+(app/models/job.py). Their predicates are written as literals, not parameters: a generic
+plan (psycopg prepares a statement after a few runs) can only use a partial index whose
+predicate the query's text implies.
 """
 
 from __future__ import annotations
@@ -88,8 +89,9 @@ async def next_turn(session: AsyncSession, submitter: str | None, rank: int) -> 
 
 
 async def outstanding(session: AsyncSession, submitter: str) -> dict[Priority, int]:
-    """`submitter`'s queued and running jobs per priority, every priority present. Walks
-    only that key's live entries in a partial index: bounded by its caps, not history."""
+    """`submitter`'s queued and running jobs per priority, every priority present. Reads
+    only that key's live jobs (by a partial index, or a scan when they are most of the
+    table): its cost is bounded by the caps, never by history."""
     statement = (
         select(Job.priority_rank, func.count())
         .where(LIVE_ONLY, Job.submitter == submitter)
