@@ -21,8 +21,8 @@ from urllib.parse import urlsplit
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.budgets.limits import IN_FLIGHT, Budget, Busy, Wait
 from app.clock import utcnow
+from app.llm.budget import IN_FLIGHT, Budget, Busy, Wait
 from app.llm.errors import ProviderBackoff
 from app.llm.gate import Pass
 from app.llm.retry import MAX_WAIT_SECONDS

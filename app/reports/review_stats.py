@@ -1,8 +1,9 @@
 """Per-person review statistics for /review/stats (pure: decision rows in, rows out): how
 many decisions each person made, the median seconds they spent on an item (from when they
 first opened it, on the page or over the API, to their decision: not from the claim, which
-deciding on the page takes the moment it decides), how often they were unsure, and how often they agreed with
-the other person on the double-reviewed items they were one of the two on.
+deciding on the page takes the moment it decides), how often they were unsure, and how
+often they agreed with the other person on the double-reviewed items they were one of the
+two on.
 
 Acts are counted as in reviewers.py: one per decision, a withdrawn one not at all.
 """

@@ -18,7 +18,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.budgets.limits import Bucket, Budget, Busy, Grant, Wait, admit, paused, settled
+from app.llm.budget import Bucket, Budget, Busy, Grant, Wait, admit, paused, settled
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.repositories.conflicts import insert_unless_exists
 

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.budgets.limits import IN_FLIGHT, REQUESTS, TOKENS
 from app.budgets.service import Budgets, ProviderGate
+from app.llm.budget import IN_FLIGHT, REQUESTS, TOKENS
 from app.llm.errors import ProviderBackoff
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.repositories.provider_waits import WAIT_NOTE

@@ -1,11 +1,11 @@
-"""The budget's arithmetic (app/budgets/limits.py), pure: when a call may start, which limit
+"""The budget's arithmetic (app/llm/budget.py), pure: when a call may start, which limit
 holds it back, and how a call's tokens are settled."""
 
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from app.budgets.limits import (
+from app.llm.budget import (
     IN_FLIGHT,
     REQUESTS,
     TOKENS,
