@@ -88,15 +88,34 @@ async def for_screening(session: AsyncSession, screening_id: str) -> list[Review
     return list((await session.execute(statement)).scalars())
 
 
-async def raw_response(session: AsyncSession, screening_id: str, review_id: int) -> str | None:
-    """One review's reply exactly as stored; None when this screening has no such review
-    or the call returned none (it failed)."""
+@dataclass(frozen=True, slots=True)
+class RawReply:
+    """What the raw endpoint serves of one review: `text`, whole and as stored, and
+    whether it is the provider's HTTP body (a `tool` reply: the model wrote the call's
+    arguments, which only the body holds) rather than the message content."""
+
+    text: str
+    is_body: bool
+
+
+async def raw_reply(session: AsyncSession, screening_id: str, review_id: int) -> RawReply | None:
+    """One review's provider text exactly as stored: for a reply asked as a tool call, the
+    raw body (its tool calls' arguments byte for byte, the content beside them); for any
+    other, the content. None when this screening has no such review or the call returned
+    nothing (it failed)."""
     if not 1 <= review_id <= _LARGEST_ID:
         return None  # no such row, and PostgreSQL refuses to compare its INTEGER with it
-    statement = select(Review.raw_response).where(
-        Review.id == review_id, Review.screening_id == screening_id
-    )
-    return (await session.execute(statement)).scalar_one_or_none()
+    statement = select(
+        Review.raw_response, Review.raw_body, Review.reply_format, Review.supplied, Review.error
+    ).where(Review.id == review_id, Review.screening_id == screening_id)
+    row = (await session.execute(statement)).one_or_none()
+    if row is None:
+        return None
+    content, body, reply_format, supplied, error = row
+    # A failed call's body (an error page, a cut body) is no reply: 404 as for text.
+    if reply_format is ReplyFormat.TOOL and not supplied and error is None and body is not None:
+        return RawReply(body, is_body=True)
+    return None if content is None else RawReply(content, is_body=False)
 
 
 # ---- Bulk, for batches ---------------------------------------------------------------------

@@ -119,7 +119,12 @@ async def get_screening(
 
 
 RAW_RESPONSES: dict[int | str, dict[str, Any]] = {
-    200: {"content": {"text/plain": {"schema": {"type": "string"}}}},
+    200: {
+        "content": {
+            "text/plain": {"schema": {"type": "string"}},
+            "application/json": {"schema": {"type": "object"}},
+        }
+    },
     **error_responses(404),
 }
 
@@ -129,7 +134,10 @@ RAW_RESPONSES: dict[int | str, dict[str, Any]] = {
     response_class=PlainTextResponse,
     responses=RAW_RESPONSES,
     description="One review's reply exactly as stored (`raw_response`), whole: "
-    "GET /v1/screenings/{id} shows a long one cut (its review's `cut`). 404 when the "
+    "GET /v1/screenings/{id} shows a long one cut (its review's `cut`). For a review "
+    "asked as a tool call (`reply_format` `tool`), whose model wrote the call's arguments "
+    "and usually no content, the provider's HTTP body as stored instead, as "
+    "`application/json`: its `tool_calls` arguments byte for byte. 404 when the "
     "screening has no such review, or the call returned no reply (it failed: see the "
     "review's `error`).\n\n" + BLIND_RULE + "not at all (403 `blind_item`), as above.",
 )
@@ -139,15 +147,18 @@ async def get_raw_reply(
     session: SessionDep,
     principal: SubmitterKeyDep,
     runtime: RuntimeDep,
-) -> PlainTextResponse:
+) -> Response:
     if "\x00" in screening_id:  # as in get_screening
         raise NotFound("screening", screening_id)
     await _refuse_blind(session, screening_id, principal, runtime)
-    reply = await reviews.raw_response(session, screening_id, review_id)
+    reply = await reviews.raw_reply(session, screening_id, review_id)
     if reply is None:
         raise NotFound("reply of review", f"{review_id} of screening {screening_id}")
     # A lone surrogate (a JSON escape a provider sent) has no UTF-8: shown as \udXXX.
-    return PlainTextResponse(reply.encode("utf-8", "backslashreplace"))
+    whole = reply.text.encode("utf-8", "backslashreplace")
+    if reply.is_body:
+        return Response(whole, media_type="application/json")
+    return PlainTextResponse(whole)
 
 
 async def _refuse_blind(
