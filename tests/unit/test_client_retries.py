@@ -77,19 +77,38 @@ def test_a_4xx_is_not_retried_and_carries_the_error_body() -> None:
     assert seen == ["GET /v1/batches/x"]
 
 
-def test_a_single_screening_post_is_retried_only_when_never_sent() -> None:
+def test_a_single_screening_post_is_sent_again_only_with_its_one_idempotency_key() -> None:
+    """A single screening carries an Idempotency-Key (its own, or one the client makes), so a
+    503, a lost answer and a refused connection are all sent again with that same key: the
+    server answers a repeat with the first screening instead of storing a second."""
+    for failure in (status(503), httpx2.ReadError("reset"), httpx2.ConnectError("refused")):
+        keys: list[str] = []
+
+        def fail(request: httpx2.Request, failure: Answer | Exception = failure) -> httpx2.Response:
+            keys.append(request.headers["idempotency-key"])
+            if isinstance(failure, Exception):
+                raise failure
+            return failure(request)
+
+        seen: list[str] = []
+        with client([fail], seen) as fs, pytest.raises(FaithScreenError):
+            fs.screen("i", "f", wait=False)
+        assert seen == ["POST /v1/screenings"] * (FAST.retries + 1)
+        assert len(set(keys)) == 1 and keys[0].startswith("client-")
+
+
+def test_a_single_screening_sends_the_callers_idempotency_key() -> None:
+    keys: list[str] = []
+
+    def accept(request: httpx2.Request) -> httpx2.Response:
+        keys.append(request.headers["idempotency-key"])
+        return httpx2.Response(202, json={"id": "s", "status": "queued"})
+
     seen: list[str] = []
-    with client([status(503)], seen) as fs, pytest.raises(FaithScreenError):
-        fs.screen("i", "f", wait=False)
-    assert seen == ["POST /v1/screenings"]
-    lost: list[str] = []
-    with client([httpx2.ReadError("reset")], lost) as fs, pytest.raises(FaithScreenError) as gone:
-        fs.screen("i", "f", wait=False)
-    assert lost == ["POST /v1/screenings"] and gone.value.code == "unreachable"
-    refused: list[str] = []
-    with client([httpx2.ConnectError("refused")], refused) as fs, pytest.raises(FaithScreenError):
-        fs.screen("i", "f", wait=False)
-    assert refused == ["POST /v1/screenings"] * (FAST.retries + 1)
+    # The screening's GET that follows is answered 404: only the POST's header is in question.
+    with client([accept, status(404)], seen) as fs, pytest.raises(FaithScreenError):
+        fs.screen("i", "f", wait=False, idempotency_key="pipeline-7")
+    assert seen == ["POST /v1/screenings", "GET /v1/screenings/s"] and keys == ["pipeline-7"]
 
 
 def test_a_batch_is_sent_again_with_the_same_key() -> None:

@@ -59,6 +59,7 @@ def screening(**fields: object) -> Screening:
         "reasons": ["judge_mismatch"],
         "external_id": None,
         "batch_id": None,
+        "priority": "interactive",
         "policy_version": "policy-1",
         "created_at": datetime(2026, 1, 1, tzinfo=UTC),
         "finished_at": None,
