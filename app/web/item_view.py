@@ -8,17 +8,21 @@ visibility.blind_for): the page shows nothing the API would not.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
 from app.api.queue_schemas import DecisionOut, QueueItemOut
 from app.api.schemas import ReadingOut, ReviewOut, ScreeningOut
+from app.api.shown_text import cut_texts, raw_path
 from app.auth.principal import Principal
+from app.contract.provider_reply import ToolCall
+from app.llm.body import MalformedBody, read_completion
 from app.models.api_key import AccessRole
 from app.models.decision import DEFECTS, FINAL_VALUES
 from app.review_queue.transitions import withdrawable
-from app.vocabulary import DecisionKind, ParseStatus, QueueStatus, Role
+from app.vocabulary import DecisionKind, ParseStatus, QueueStatus, ReplyFormat, Role
 from app.web.access import Reviewer
 from app.web.lean_view import lean_shown
 from app.web.pages import context_for
@@ -149,6 +153,32 @@ def _undoable(
     return (last, left) if left > 0 else (None, 0)
 
 
+def tool_calls_shown(
+    screening_id: str, stored: Iterable[tuple[int, ReplyFormat, str | None]]
+) -> dict[int, tuple[ToolCall, ...]]:
+    """Review id -> the tool calls its model wrote, read from its stored body as the
+    tool-1 reader gets them (arguments byte for byte), for each review asked as a tool call
+    (id, reply format, raw body). Arguments past SHOWN_CHARACTERS are cut with the raw
+    endpoint's marker, as every provider text is. A body that does not read shows none:
+    the raw reply and its parse status still say what came."""
+    shown: dict[int, tuple[ToolCall, ...]] = {}
+    for review_id, reply_format, body in stored:
+        if reply_format is not ReplyFormat.TOOL or not body:
+            continue
+        try:
+            calls = read_completion(body).tool_calls
+        except MalformedBody:
+            continue
+        whole_at = raw_path(screening_id, review_id)
+        shown[review_id] = tuple(_cut_call(call, whole_at) for call in calls)
+    return shown
+
+
+def _cut_call(call: ToolCall, whole_at: str) -> ToolCall:
+    cut, _ = cut_texts({"arguments": call.arguments}, ("arguments",), whole_at)
+    return ToolCall(call.name, cut.get("arguments", call.arguments))
+
+
 def item_context(
     item: QueueItemOut,
     reviewer: Reviewer,
@@ -157,6 +187,7 @@ def item_context(
     now: datetime,
     next_id: int | None,
     message: str | None,
+    tool_calls: Mapping[int, tuple[ToolCall, ...]] | None = None,
 ) -> dict[str, Any]:
     principal, screening = reviewer.principal, item.screening
     reviews: list[ReviewOut] = [] if screening.blind else list(screening.reviews)
@@ -183,6 +214,8 @@ def item_context(
         ),
         back_translations=back_translations(reviews),
         unread=lambda review: review.parse_status != ParseStatus.OK,
+        # review id -> the tool calls of a `tool` reply (none for a blind item: no review).
+        tool_calls={} if screening.blind else dict(tool_calls or {}),
         # (role, judge, attempt) -> the re-readings of that review by re-scoring runs, oldest
         # first.
         rereads=_rereads(item),

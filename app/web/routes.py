@@ -53,7 +53,7 @@ from app.web.access import (
     end_session,
     start_session,
 )
-from app.web.item_view import item_context
+from app.web.item_view import item_context, tool_calls_shown
 from app.web.pages import (
     PageProblem,
     context_for,
@@ -242,6 +242,7 @@ async def item_page(
         next_id = await next_open_item(session, reviewer, item)
     done = request.query_params.get("done", "")
     message = DONE_MESSAGES.get(done)
+    stored = ((r.id, r.reply_format, r.raw_body) for r in found.screening.reviews)
     context = item_context(
         detail,
         reviewer,
@@ -249,6 +250,7 @@ async def item_page(
         now=utcnow(),
         next_id=next_id,
         message=message,
+        tool_calls=tool_calls_shown(found.screening.id, stored),
     )
     # What was just done, from the fixed list only: the page moves the keyboard's focus by it.
     context["done"] = done if message else None
