@@ -215,10 +215,14 @@ def agreement(tallies: Sequence[FormatTally]) -> dict[str, list[dict[str, Any]]]
 
 def study_json(tallies: Sequence[FormatTally], *, pairs: int, attempts: int) -> dict[str, Any]:
     """The study object `eval formats --json` prints."""
+    formats = [tally.as_json() for tally in tallies]
+    for part in formats:  # readability after an attempt never made is not a measurement
+        for seat in part["seats"].values():
+            seat["readable"] = {n: r for n, r in seat["readable"].items() if int(n) <= attempts}
     return {
         "pairs": pairs,
         "attempts": attempts,
-        "formats": [tally.as_json() for tally in tallies],
+        "formats": formats,
         "agreement": agreement(tallies),
         "causes": {str(status): cause for status, cause in CAUSES.items()},
     }

@@ -39,7 +39,8 @@ def _summary(body: Body) -> list[str]:
             rows.append(("all", part["format"], "refused", "", "", "", "", ""))
             continue
         for seat, tally in part["seats"].items():
-            readable = [_counts(tally["readable"][str(n)]) for n in ATTEMPTS]
+            asked = tally["readable"]
+            readable = [_counts(asked[str(n)]) if str(n) in asked else "-" for n in ATTEMPTS]
             tokens = tally["tokens_per_pair"]
             rows.append(
                 (
@@ -90,8 +91,8 @@ def _seat_lines(seat: str, tally: Body, causes: Mapping[str, str]) -> list[str]:
         f"{tally['calls']} calls ({tally['prompt_tokens']} prompt + "
         f"{tally['completion_tokens']} completion tokens{spent})",
     ]
-    for n in ATTEMPTS:
-        lines.append(f"    readable by attempt {n}  {rate_text(tally['readable'][str(n)])}")
+    for n, rate in tally["readable"].items():
+        lines.append(f"    readable by attempt {n}  {rate_text(rate)}")
     failures = ", ".join(
         f"{cause_text(status, causes)} {count}" for status, count in tally["failures"].items()
     )

@@ -45,10 +45,10 @@ def test_eval_formats_prints_the_study_and_writes_its_page(
     assert done.returncode == 0, done.stderr
     summary = [line.split() for line in done.stdout.splitlines()[4:8]]
     assert summary == [
-        ["translator", "text", "0/3", "0/3", "0/3", "0/2", "1/1", summary[0][-1]],
-        ["judge", "text", "3/3", "3/3", "3/3", "2/2", "0/1", summary[1][-1]],
-        ["translator", "grammar", "3/3", "3/3", "3/3", "0/2", "1/1", summary[2][-1]],
-        ["judge", "grammar", "3/3", "3/3", "3/3", "0/2", "1/1", summary[3][-1]],
+        ["translator", "text", "0/3", "0/3", "-", "0/2", "1/1", summary[0][-1]],
+        ["judge", "text", "3/3", "3/3", "-", "2/2", "0/1", summary[1][-1]],
+        ["translator", "grammar", "3/3", "3/3", "-", "0/2", "1/1", summary[2][-1]],
+        ["judge", "grammar", "3/3", "3/3", "-", "0/2", "1/1", summary[3][-1]],
     ]
     assert "each seat asked at most 2 times a pair" in done.stdout
     assert "missing (no verdict field) 6" in done.stdout  # the translator's, twice a pair
@@ -63,6 +63,7 @@ def test_eval_formats_prints_the_study_and_writes_its_page(
     assert "judge-&lt;i&gt;model&lt;/i&gt;" in html and "<i>" not in html
     assert "Content-Security-Policy" in html and "<script" not in html
     assert html.count("<td>text</td>") == 3 and html.count("<td>grammar</td>") == 3
+    assert html.count(">not asked<") == 4  # a third attempt, never made
 
     as_json = faithscreen(env, *args, "--json")
     assert as_json.returncode == 0, as_json.stderr
