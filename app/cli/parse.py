@@ -1,5 +1,12 @@
 """`faithscreen parse`: read replies with the contract parser and print what was read.
 
+`--format` names the reply format the reply was asked in, and its reader reads it
+(app/llm/reply_input.py), never another: `text` (the default) and `grammar` take the reply
+text; `tool` and `json` take the provider's whole response body (a chat completion, as the
+raw endpoint serves a tool reply) and `--role`, whose fields the object must hold. A body
+that is not a chat completion is an input the command cannot read (exit 2, or the line
+named for JSONL), never read leniently.
+
 A parse status is data: the exit code is 0 whatever the statuses. An input the command
 cannot read (a missing file, a reply that is not UTF-8) exits 2 with a message on stderr.
 JSONL is streamed: a line that cannot be read (not UTF-8, not a JSON object with a string
@@ -24,8 +31,10 @@ import typer
 
 from app.cli.root import cli
 from app.cli.terminal import echo
-from app.contract import Reading, parse_reply
+from app.contract import Reading
 from app.json_lines import json_line
+from app.llm.reply_input import MalformedBody, MissingRole, read_given_reply
+from app.vocabulary import ReplyFormat, Role
 
 EXIT_BAD_LINES = 1
 EXIT_BAD_INPUT = 2
@@ -48,14 +57,29 @@ def parse_command(
             help='Read lines {"id": ..., "response": ...}; write one object per line.',
         ),
     ] = False,
+    reply_format: Annotated[
+        ReplyFormat,
+        typer.Option(
+            "--format",
+            help="The format the reply was asked in: text and grammar read the reply text; "
+            "tool and json the provider's whole response body (needs --role).",
+        ),
+    ] = ReplyFormat.TEXT,
+    role: Annotated[
+        Role | None,
+        typer.Option("--role", help="Whose fields a tool or json reply holds."),
+    ] = None,
 ) -> None:
     """Read replies with the reply contract; print the verdict and parse status as JSON."""
+    if reply_format in (ReplyFormat.TOOL, ReplyFormat.JSON) and role is None:
+        _fail(f"--format {reply_format.value} reads a role's fields: give --role")
+    reader = _Reader(reply_format, role)
     try:
         with _open_binary(source) as stream:
             if jsonl:
-                _parse_jsonl(stream)
+                _parse_jsonl(stream, reader)
             else:
-                _write(_reading_fields(parse_reply(_decode(stream.read(), "input"))))
+                _write(_reading_fields(reader.read(_decode(stream.read(), "input"), "input")))
     except BadInput as error:
         _fail(str(error))
     finally:
@@ -71,12 +95,26 @@ def _open_binary(source: str) -> AbstractContextManager[BinaryIO]:
         raise BadInput(f"cannot read {source}: {error.strerror}") from error
 
 
-def _parse_jsonl(stream: BinaryIO) -> None:
+class _Reader:
+    """The reader of one format, for every reply of the input."""
+
+    def __init__(self, reply_format: ReplyFormat, role: Role | None) -> None:
+        self.reply_format, self.role = reply_format, role
+
+    def read(self, given: str, where: str) -> Reading:
+        try:
+            return read_given_reply(self.reply_format, self.role, given)
+        except (MalformedBody, MissingRole) as error:
+            kind = self.reply_format.value
+            raise BadInput(f"{where}: not a {kind} reply's response body ({error})") from error
+
+
+def _parse_jsonl(stream: BinaryIO, reader: _Reader) -> None:
     bad = 0
     # Iterating a binary stream splits at b"\n" only, as the JSONL format does.
     for number, raw in enumerate(stream, start=1):
         try:
-            _parse_line(raw, number)
+            _parse_line(raw, number, reader)
         except BadInput as error:
             bad += 1
             echo(f"faithscreen parse: {error}", err=True)
@@ -86,11 +124,11 @@ def _parse_jsonl(stream: BinaryIO) -> None:
         raise typer.Exit(EXIT_BAD_LINES)
 
 
-def _parse_line(raw: bytes, number: int) -> None:
+def _parse_line(raw: bytes, number: int, reader: _Reader) -> None:
     text = _decode(raw, f"line {number}")
     if text.strip(JSON_WHITESPACE):
         item = _jsonl_item(text, number)
-        reading = parse_reply(item["response"])
+        reading = reader.read(item["response"], f"line {number}")
         _write({"id": item.get("id"), **_reading_fields(reading)})
 
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from app.contract import parse_reply
 from app.evidence import CHECK_FAILED, CHECKS
+from app.llm.reply_input import MalformedBody, MissingRole, read_given_reply
 from app.policy.reasons import FLAGGING_REASONS, REASON_DESCRIPTIONS, Reason, reason_kind
-from app.vocabulary import Outcome
+from app.vocabulary import Outcome, ReplyFormat, Role
 
 
 class ReplyReading(BaseModel):
@@ -42,9 +42,20 @@ class UnknownReason(ValueError):
     """A code that is no documented reason."""
 
 
-def read_reply(text: str) -> ReplyReading:
-    """What the contract parser reads in `text` (nothing stored)."""
-    reading = parse_reply(text)
+class UnreadableReply(ValueError):
+    """A tool or JSON reply that is no chat completion body, or comes without a role."""
+
+
+def read_reply(
+    text: str, reply_format: ReplyFormat = ReplyFormat.TEXT, role: Role | None = None
+) -> ReplyReading:
+    """What the reader of `reply_format` reads in `text` (nothing stored): the reply text
+    for text and grammar, the provider's whole response body for tool and json
+    (app/llm/reply_input.py); UnreadableReply when such a body does not read."""
+    try:
+        reading = read_given_reply(reply_format, role, text)
+    except (MalformedBody, MissingRole) as error:
+        raise UnreadableReply(f"not a {reply_format.value} reply's body: {error}") from error
     return ReplyReading(
         verdict=reading.verdict.value,
         parse_status=reading.parse_status.value,

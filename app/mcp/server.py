@@ -20,8 +20,9 @@ from pydantic import Field
 
 from app import __version__
 from app.mcp import explain
-from app.mcp.explain import ReasonMeaning, ReplyReading, UnknownReason
+from app.mcp.explain import ReasonMeaning, ReplyReading, UnknownReason, UnreadableReply
 from app.mcp.results import ScreeningResult, screening_result
+from app.vocabulary import ReplyFormat, Role
 from faithscreen_client import AsyncClient, FaithScreenError
 
 # How a tool call reaches the API: an AsyncClient for this call (its key may be the caller's).
@@ -118,11 +119,26 @@ async def _waited(client: AsyncClient, screening_id: str, seconds: float) -> Any
 
 
 def read_reply(
-    text: Annotated[str, Field(description="A reply: BACK-TRANSLATION:, VERDICT:, ISSUES:.")],
+    text: Annotated[
+        str,
+        Field(
+            description="A reply: for text and grammar its text (BACK-TRANSLATION:, "
+            "VERDICT:, ISSUES:); for tool and json the provider's whole response body."
+        ),
+    ],
+    reply_format: Annotated[
+        ReplyFormat, Field(description="The format the reply was asked in.")
+    ] = ReplyFormat.TEXT,
+    role: Annotated[
+        Role | None, Field(description="Whose fields a tool or json reply holds (required).")
+    ] = None,
 ) -> ReplyReading:
-    """Read a reply with the contract parser (nothing stored): its verdict, parse status
-    and fields. Only parse status `ok` makes the verdict the model's word."""
-    return explain.read_reply(text)
+    """Read a reply with the reader of its format (nothing stored): its verdict, parse
+    status and fields. Only parse status `ok` makes the verdict the model's word."""
+    try:
+        return explain.read_reply(text, reply_format, role)
+    except UnreadableReply as error:
+        _refuse("unreadable_reply", str(error))
 
 
 def explain_reason(
