@@ -80,7 +80,17 @@ SCREENING_SECONDS = Family(
     "Seconds from a screening's submission to its outcome, for screenings this process "
     "finished, by priority (interactive, batch).", SCREENING_BOUNDS,
 )  # fmt: skip
-FAMILIES = (ATTEMPTS, TOKENS, WAITS, IN_FLIGHT, ATTEMPT_SECONDS, CLAIM_SECONDS, SCREENING_SECONDS)
+LEAN_CHECKS = Family(
+    "faithscreen_process_lean_checks_total",
+    "counter",
+    ("status",),
+    "Lean checks this process made and stored, by status: ok, error, timeout, unavailable "
+    "(a screening run again reads its stored check and is not counted twice).",
+)
+FAMILIES = (
+    ATTEMPTS, TOKENS, WAITS, IN_FLIGHT, ATTEMPT_SECONDS, CLAIM_SECONDS, SCREENING_SECONDS,
+    LEAN_CHECKS,
+)  # fmt: skip
 
 
 @dataclass(slots=True)

@@ -8,6 +8,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from app.api.lean_schemas import LEAN_STATUS_DOC, LeanStatusShown
 from app.api.row_format import csv_content
 from app.api.schemas import NextCursor
 from app.intake.requests import ScreeningRequest
@@ -122,17 +123,18 @@ class BatchResultLine(BaseModel):
     blind: bool = Field(
         default=False,
         description="The item's pair has a blind queue item and the caller is a reviewer: "
-        "its outcome and reasons are withheld until the item is resolved.",
+        "its outcome, reasons and lean_status are withheld until the item is resolved.",
+    )
+    lean_status: LeanStatusShown | None = Field(
+        default="not_checked", description=LEAN_STATUS_DOC + " null only on a `blind` line."
     )
 
     @classmethod
     def of(cls, item: ItemResult, *, blind: bool = False) -> BatchResultLine:
         line = cls.model_validate(item, from_attributes=True)
-        return (
-            line.model_copy(update={"outcome": None, "reasons": None, "blind": True})
-            if blind
-            else line
-        )
+        # Lean's status would tell a blind reviewer what stopped the pair (lean_error).
+        withheld = {"outcome": None, "reasons": None, "blind": True, "lean_status": None}
+        return line.model_copy(update=withheld) if blind else line
 
 
 def _ref(model: str) -> str:

@@ -109,6 +109,12 @@ class CalibrationOut(SliceOut):
         description="By judge name (`judge` for the single judge, each panel judge's own "
         "name): which judge earns its cost.",
     )
+    by_lean_status: dict[str, SliceOut] = Field(
+        default_factory=dict,
+        description="By the screening's `lean_status` (`ok`, `error`, `timeout`, "
+        "`unavailable`, `not_checked` without a Lean server or with supplied replies): each "
+        "status with labelled, done screenings.",
+    )
     non_evidential: dict[str, int] = Field(
         default_factory=dict,
         description="`translator`, `judge` or `judge:<name>` -> labelled, done screenings in "

@@ -79,6 +79,7 @@ def calibration_page(
         rates=_rates(calibration["rates"]),
         by_tag=_slice_rows(calibration["by_tag"]),
         by_kind=_slice_rows(calibration["by_kind"]),
+        by_lean_status=_lean_rows(calibration.get("by_lean_status") or {}),
         reasons=[
             [reason, str(count)] for reason, count in calibration["needs_review_reasons"].items()
         ],
@@ -124,6 +125,12 @@ def _slice_rows(slices: Mapping[str, Any]) -> list[list[str]]:
         ]
         for name, part in slices.items()
     ]
+
+
+def _lean_rows(by_status: Mapping[str, Any]) -> list[list[str]]:
+    """The slices by lean_status, when there are two statuses or more (one would only
+    repeat the rates above)."""
+    return _slice_rows(by_status) if len(by_status) > 1 else []
 
 
 def _config(config: Mapping[str, Any]) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """A calibration as rows: one per rate and slice, for a spreadsheet or a data frame.
 
-The calibration object nests its rates (overall, by tag, by kind of statement, by judge);
+The calibration object nests its rates (overall, by tag, by kind of statement, by Lean
+status, by judge);
 a table wants them long and flat, as pandas' `melt` would lay them out. Each row is one
 rate of one slice with the fields the JSON gives it (`k`, `n`, `rate`, `low`, `high`), so
 every number in a row can be checked against GET /v1/batches/{id}/calibration. The matrix,
@@ -14,7 +15,8 @@ from typing import Any
 
 from app.csv_rows import csv_table
 
-# `slice`: `all`, `tag:<tag>`, `kind:<kind>` or `judge:<name>`; `measure`: the rate's name.
+# `slice`: `all`, `tag:<tag>`, `kind:<kind>`, `lean:<lean_status>` or `judge:<name>`;
+# `measure`: the rate's name.
 CALIBRATION_COLUMNS = ("batch_id", "slice", "measure", "k", "n", "rate", "low", "high")
 Row = dict[str, Any]
 
@@ -35,6 +37,8 @@ def _slices(body: Mapping[str, Any]) -> Iterator[Row]:
         yield from _rates(f"tag:{tag}", part["rates"])
     for kind, part in body["by_kind"].items():
         yield from _rates(f"kind:{kind}", part["rates"])
+    for status, part in body.get("by_lean_status", {}).items():
+        yield from _rates(f"lean:{status}", part["rates"])
     for name, judge in body.get("by_judge", {}).items():
         yield from _rates(f"judge:{name}", _judge_rates(judge))
 

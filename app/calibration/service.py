@@ -19,7 +19,7 @@ from app.errors import AppError, NotFound
 from app.models.batch import Batch
 from app.repositories import batches, calibration
 from app.repositories.calibration import AnyRow
-from app.vocabulary import ScreeningStatus
+from app.vocabulary import LEAN_NOT_CHECKED, ScreeningStatus
 
 DONE = ScreeningStatus.DONE
 
@@ -46,6 +46,7 @@ def labelled_screening(rows: Sequence[AnyRow]) -> LabelledScreening:
         policy_version=first.policy_version,
         evidence_version=first.evidence_version,
         calls=tuple(_call(row) for row in rows if row.role is not None),
+        lean_status=LEAN_NOT_CHECKED if first.lean_status is None else str(first.lean_status),
     )
 
 

@@ -17,7 +17,7 @@ from app.calibration.judges import ByJudge
 from app.reports.reasons import counted_reasons
 from app.reports.stats import LatencyHistogram, Rate
 from app.reports.summary import timed
-from app.vocabulary import LABELS, OUTCOMES, SINGLE_JUDGE, Label, Outcome
+from app.vocabulary import LABELS, LEAN_NOT_CHECKED, OUTCOMES, SINGLE_JUDGE, Label, Outcome
 
 KINDS = ("theorem", "definition", "other")
 PASSED, FLAGGED = Outcome.PASSED, Outcome.FLAGGED
@@ -81,6 +81,8 @@ class LabelledScreening:
     policy_version: str | None
     evidence_version: str | None
     calls: Sequence[Call]
+    # What the Lean server said of the pair (app/lean), `not_checked` when none was asked.
+    lean_status: str = LEAN_NOT_CHECKED
 
     def config(self) -> Config:
         return Config(
@@ -201,6 +203,7 @@ class CalibrationTally:
     configs: Counter[Config] = field(default_factory=Counter)
     cost: Cost = field(default_factory=Cost)
     by_judge: ByJudge = field(default_factory=ByJudge)
+    by_lean_status: dict[str, Matrix] = field(default_factory=dict)
     # Seat -> screenings in which a call of it went to a model marked not evidential: such
     # a model's FAITHFUL never passes, so its verdicts are not what the rates measure.
     non_evidential: Counter[str] = field(default_factory=Counter)
@@ -214,6 +217,7 @@ class CalibrationTally:
         for tag in dict.fromkeys(screening.tags):
             self.by_tag.setdefault(tag, Matrix()).add(label, outcome)
         self.by_kind[screening.kind].add(label, outcome)
+        self.by_lean_status.setdefault(screening.lean_status, Matrix()).add(label, outcome)
         if outcome == Outcome.NEEDS_REVIEW:
             self.needs_review_reasons.update(counted_reasons(screening.reasons))
         self.configs[screening.config()] += 1
@@ -233,6 +237,10 @@ class CalibrationTally:
             "configs": _configs_json(self.configs),
             "cost": self.cost.as_json(),
             "by_judge": self.by_judge.as_json(rate_json),
+            "by_lean_status": {
+                status: self.by_lean_status[status].as_json()
+                for status in sorted(self.by_lean_status)
+            },
             "non_evidential": dict(sorted(self.non_evidential.items())),
         }
 

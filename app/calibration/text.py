@@ -56,6 +56,7 @@ def calibration_text(body: Mapping[str, Any], name: str | None = None) -> str:
         lines.append(f"  {name:<{width}}  {rate_text(body['rates'][name])}  ({meaning})")
     lines += _slice_lines("by tag", body["by_tag"])
     lines += _slice_lines("by kind", body["by_kind"])
+    lines += _lean_lines(body.get("by_lean_status") or {})
     lines += _counts_lines("needs_review reasons", body["needs_review_reasons"])
     lines += _config_lines(body["configs"])
     lines += _cost_lines(body["cost"])
@@ -114,6 +115,12 @@ def _slice_lines(title: str, slices: Mapping[str, Mapping[str, Any]]) -> list[st
         rates = "  ".join(f"{r} {rate_text(part['rates'][r])}" for r in SLICE_RATES)
         lines.append(f"  {name:<{width}}  labelled {part['labelled']}  {rates}")
     return lines
+
+
+def _lean_lines(by_status: Mapping[str, Mapping[str, Any]]) -> list[str]:
+    """By lean_status, when there are two statuses or more (one would only repeat the
+    rates above)."""
+    return _slice_lines("by Lean status", by_status) if len(by_status) > 1 else []
 
 
 def _counts_lines(title: str, counts: Mapping[str, int]) -> list[str]:

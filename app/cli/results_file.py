@@ -4,7 +4,7 @@ with the pairs file by line never misaligns (`index` counts the items sent, and 
 nothing).
 
 An item's row is the server's results row (`index`, `id`, `external_id`, `status`,
-`outcome`, `reasons`, maybe `blind`) plus `line`. A left-out line's row has the same
+`outcome`, `reasons`, `blind`, `lean_status`) plus `line`. A left-out line's row has the same
 fields, with `index`, `id` and `outcome` null, `status` "invalid", `reasons` [], its
 `external_id` when it could be read, and `error`: what is wrong with it. Blank lines and
 skipped decision rows (superseded, withdrawn, unsure, not final) are no item and get no row.
@@ -27,7 +27,8 @@ from app.json_lines import json_line
 INVALID = "invalid"
 # The CSV's columns: GET /v1/batches/{id}/results's fields (?format=csv), then ours.
 RESULTS_COLUMNS = (
-    "index", "id", "external_id", "status", "outcome", "reasons", "blind", "line", "error",
+    "index", "id", "external_id", "status", "outcome", "reasons", "blind", "lean_status",
+    "line", "error",
 )  # fmt: skip
 
 

@@ -17,6 +17,7 @@ from app.lean.body import read_answer
 from app.models.lean_check import LeanCheck
 from app.pipeline.ruling import ScreeningRuling
 from app.policy import after_lean, decide_lean
+from app.process_metrics import LEAN_CHECKS, REGISTRY
 from app.repositories import lean_checks
 from app.repositories.lean_checks import LeanCheckRecord
 from app.vocabulary import Pair
@@ -36,8 +37,10 @@ class LeanStep:
         call = await self._client.check(screening_id, snippet_code(pair))
         reading = read_call(call)
         async with self._sessions() as session:
-            await lean_checks.add(session, LeanCheckRecord(call, reading, screening_id))
+            added = await lean_checks.add(session, LeanCheckRecord(call, reading, screening_id))
             await session.commit()
+        if added:  # another run's check, stored first, was counted by that run
+            REGISTRY.add(LEAN_CHECKS, (reading.status.value,))
         return reading
 
     async def aclose(self) -> None:

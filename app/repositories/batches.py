@@ -16,12 +16,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from app.models.batch import Batch
 from app.models.job import Job
+from app.models.lean_check import LeanCheck
 from app.models.review import Review
 from app.models.screening import Screening
 from app.policy.reasons import Reason
 from app.repositories import keyset
 from app.repositories.conflicts import insert_unless_exists
-from app.vocabulary import JobStatus, Outcome, ParseStatus, Role, ScreeningStatus
+from app.vocabulary import LEAN_NOT_CHECKED, JobStatus, Outcome, ParseStatus, Role, ScreeningStatus
 
 # Any constant both sides agree on; it only has to differ from other advisory lock users.
 INGEST_LOCK_KEY = 0x46534254  # "FSBT"
@@ -335,6 +336,8 @@ class ItemResult:
     status: str
     outcome: str | None
     reasons: list[str]
+    # What the Lean server said (app/lean), `not_checked` when none was asked (yet).
+    lean_status: str = LEAN_NOT_CHECKED
 
 
 async def results_page(
@@ -351,7 +354,10 @@ async def results_page(
             Screening.status,
             Screening.outcome,
             Screening.reasons,
+            LeanCheck.status,
         )
+        # At most one check a screening (unique screening_id): the page keeps its rows.
+        .outerjoin(LeanCheck, LeanCheck.screening_id == Screening.id)
         .where(Screening.batch_id == batch_id, Screening.batch_index > after)
         .order_by(Screening.batch_index)
         .limit(limit)
@@ -360,5 +366,6 @@ async def results_page(
 
 
 def _item_result(row: Any) -> ItemResult:
-    index, screening_id, external_id, status, outcome, reasons = row
-    return ItemResult(index, screening_id, external_id, status, outcome, list(reasons))
+    index, screening_id, external_id, status, outcome, reasons, lean = row
+    lean_status = LEAN_NOT_CHECKED if lean is None else str(lean)
+    return ItemResult(index, screening_id, external_id, status, outcome, list(reasons), lean_status)

@@ -14,6 +14,7 @@ from sqlalchemy import ColumnElement, Row, Select, func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import aliased
 
+from app.models.lean_check import LeanCheck
 from app.models.pair import PairRow
 from app.models.rescore import ReadingRow
 from app.models.review import Review
@@ -41,7 +42,8 @@ async def labelled_screenings(
     `outcome`, `reasons`, `tags`, `formal`, `confirmations`, `policy_version`,
     `evidence_version`, and the review's `role`, `model`, `prompt_version`,
     `parser_version`, `verdict` and `parse_status` (its current reading's), `judge_name`,
-    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`, `evidential`, then the
+    `purpose`, `supplied`, `http_status`, `usage`, `latency_ms`, `evidential`, the
+    screening's `lean_status` (null when no Lean check is stored), then the
     `extra` columns asked for (the format study's pair id and reply text)."""
     result = await session.stream(_labelled_statement(batch_id).add_columns(*extra))
     group: list[AnyRow] = []
@@ -91,8 +93,11 @@ def _labelled_statement(batch_id: str) -> Select[*tuple[Any, ...]]:
             Review.usage,
             Review.latency_ms,
             Review.evidential,
+            LeanCheck.status.label("lean_status"),
         )
         .join(PairRow, PairRow.id == Screening.pair_id)
+        # At most one check a screening (unique screening_id): rows stay one per review.
+        .outerjoin(LeanCheck, LeanCheck.screening_id == Screening.id)
         .outerjoin(Review, Review.screening_id == Screening.id)
         .outerjoin(latest, latest.c.review_id == Review.id)
         .outerjoin(reread, reread.id == latest.c.reading_id)

@@ -130,6 +130,7 @@ async def test_a_calibration_as_csv_is_one_row_per_rate_and_slice(idle_api: Api)
     assert by_key["tag:-x", "false_pass"][3:5] == [str(tagged["k"]), str(tagged["n"])]
     slices = {"all", "tag:-x", *(f"kind:{kind}" for kind in body["by_kind"])}
     slices |= {f"judge:{name}" for name in body["by_judge"]}
+    slices |= {f"lean:{status}" for status in body["by_lean_status"]}
     assert {row[1] for row in rows} == slices
     assert all(row[0] == batch["id"] for row in rows)
 

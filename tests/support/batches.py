@@ -22,7 +22,9 @@ TRANSLATOR_MISMATCH = contract_reply("MISMATCH", issues="the bound is wrong")
 NDJSON = {"Content-Type": "application/x-ndjson"}
 TABLES = {"batches": Batch, "screenings": Screening, "pairs": PairRow, "jobs": Job}
 TABLES |= {"reviews": Review}
-RESULT_FIELDS = {"index", "id", "external_id", "status", "outcome", "reasons", "blind"}
+RESULT_FIELDS = {
+    "index", "id", "external_id", "status", "outcome", "reasons", "blind", "lean_status",
+}  # fmt: skip
 
 
 @pytest.fixture(autouse=True)

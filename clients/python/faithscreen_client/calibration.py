@@ -95,6 +95,8 @@ class Calibration(Slice):
     configs: list[Config]
     cost: Cost
     by_judge: dict[str, Judge] = Field(default_factory=dict)
+    # By the screenings' lean_status (ok, error, timeout, unavailable, not_checked).
+    by_lean_status: dict[str, Slice] = Field(default_factory=dict)
     # Seat (`translator`, `judge`, `judge:<name>`) -> screenings whose model was marked not
     # evidential: its FAITHFUL never passes a pair.
     non_evidential: dict[str, int] = Field(default_factory=dict)

@@ -235,3 +235,7 @@ class BatchResult(BaseModel):
     outcome: str | None
     reasons: list[str] | None
     blind: bool = False
+    # What the Lean server said; `not_checked` without one, null on a blind line.
+    lean_status: Literal["ok", "error", "timeout", "unavailable", "not_checked"] | None = (
+        "not_checked"
+    )
