@@ -31,7 +31,7 @@ class RescoreRequest(BaseModel):
 
 
 class VersionsOut(BaseModel):
-    parser: str
+    parser: str = Field(description="The contract parser (text and grammar replies).")
     policy: str
     evidence: str
 
@@ -49,6 +49,12 @@ class RescoreOut(BaseModel):
 
     rescore_id: str | None = Field(description="The applied run; null for a dry run.")
     versions: VersionsOut = Field(description="What the run read and decided with.")
+    readers: dict[str, int] = Field(
+        default_factory=dict,
+        description="Each reader the run read stored replies with (by the format each was "
+        "asked in: contract-3 for text and grammar, tool-1, json-1) and how many it read. "
+        "Empty in a run stored before it was recorded.",
+    )
     considered: int
     unchanged: int = Field(description="Outcome and reasons stay (restamped included).")
     changed: int = Field(description="Outcome or reasons move.")

@@ -127,6 +127,9 @@ class Diff:
     reasons_added: Counter[str] = field(default_factory=Counter)
     reasons_removed: Counter[str] = field(default_factory=Counter)
     readings: Counter[str] = field(default_factory=Counter)
+    # reader version -> stored replies it read again (contract-3 for text and grammar,
+    # tool-1, json-1): `parser_version` is the contract parser's alone.
+    readers: Counter[str] = field(default_factory=Counter)
     changed_ids: list[str] = field(default_factory=list)
     # Written by an applied run: screenings whose outcome moved, and restamped ones.
     applied: int = 0
@@ -179,6 +182,7 @@ class Diff:
                 "policy": self.policy_version,
                 "evidence": self.evidence_version,
             },
+            "readers": dict(sorted(self.readers.items())),
             "considered": self.considered,
             "unchanged": self.unchanged,
             "changed": self.changed,

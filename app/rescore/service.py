@@ -196,6 +196,7 @@ def _replayed(
         parser=parser,
         panel=screening.panel,
     )
+    diff.readers.update(reading.parser_version for reading in replayed.readings.values())
     before = {call.review_id: call.reading for call in calls}
     ruling = replayed.ruling if check is None else ruled_after_lean(replayed.ruling)
     return _ruled(diff, current, ruling, before, replayed.readings, replayed.incomplete)

@@ -14,6 +14,9 @@ def diff_text(diff: Diff, rescore_id: str | None) -> str:
         f"parser {diff.parser_version}, policy {diff.policy_version}, "
         f"evidence {diff.evidence_version}"
     )
+    if diff.readers:
+        read = ", ".join(f"{reader} {n}" for reader, n in sorted(diff.readers.items()))
+        versions += f" (replies read by {read})"
     lines = [
         f"Replayed {diff.considered} screenings with {versions}.",
         f"  unchanged {diff.unchanged} (of which {diff.restamped} under new versions), "
