@@ -68,7 +68,7 @@ async def test_a_grammar_translator_and_a_tool_judge_each_show_their_format(
     assert escape(ISSUES) in judge and ISSUES not in page
     # What the model wrote: the arguments, where a text reply's content would be.
     assert "No message content: the reply is the tool call below." in judge
-    assert f"Tool call 1: <code>{TOOL}</code> arguments" in judge
+    assert f"Tool call 1: function <code>{TOOL}</code>, its arguments as sent:" in judge
     assert f'<pre class="tool-arguments">{escape(mismatch)}</pre>' in judge
 
 
