@@ -5,8 +5,8 @@ from app.models.base import Base
 from app.models.batch import Batch
 from app.models.decision import Decision, DecisionIsAppendOnly
 from app.models.job import Job
-from app.models.metric_count import MetricCount, MetricCountChange
 from app.models.lean_check import LeanCheck, LeanCheckIsAppendOnly
+from app.models.metric_count import MetricCount, MetricCountChange
 from app.models.pair import PairRow
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.models.queue_item import QueueItem, QueueItemScreening
@@ -29,10 +29,10 @@ __all__ = [
     "DecisionIsAppendOnly",
     "ItemOpening",
     "Job",
-    "MetricCount",
-    "MetricCountChange",
     "LeanCheck",
     "LeanCheckIsAppendOnly",
+    "MetricCount",
+    "MetricCountChange",
     "PairRow",
     "ProviderBudget",
     "ProviderBudgetLease",

@@ -84,7 +84,9 @@ def test_a_single_screening_post_is_sent_again_only_with_its_one_idempotency_key
     for failure in (status(503), httpx2.ReadError("reset"), httpx2.ConnectError("refused")):
         keys: list[str] = []
 
-        def fail(request: httpx2.Request, failure: Answer | Exception = failure) -> httpx2.Response:
+        def fail(
+            request: httpx2.Request, failure: Answer | Exception = failure, keys: list[str] = keys
+        ) -> httpx2.Response:
             keys.append(request.headers["idempotency-key"])
             if isinstance(failure, Exception):
                 raise failure
