@@ -48,7 +48,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -134,9 +134,11 @@ def create_key(env: dict[str, str], role: str, name: str) -> str:
 
 
 @contextmanager
-def service(env: dict[str, str], args: argparse.Namespace) -> Iterator[tuple[list[str], list[int]]]:
-    """The API replicas, started and answering, then the workers; each process's output
-    goes to LOGS/<name>.log."""
+def service(
+    env: dict[str, str], args: argparse.Namespace, api_ready: Callable[[list[str]], None]
+) -> Iterator[tuple[list[str], list[int]]]:
+    """The API replicas, started and answering, `api_ready(urls)`, then the workers; each
+    process's output goes to LOGS/<name>.log."""
     LOGS.mkdir(parents=True, exist_ok=True)
 
     def start(name: str, *command: str, **extra: str) -> subprocess.Popen[bytes]:
@@ -161,6 +163,7 @@ def service(env: dict[str, str], args: argparse.Namespace) -> Iterator[tuple[lis
     ]
     try:
         wait_healthy(urls)
+        api_ready(urls)
         processes += [start(f"worker-{i}", "worker") for i in range(args.workers)]
         yield urls, [p.pid for p in processes]
     finally:
@@ -255,9 +258,13 @@ def main() -> None:
         subprocess.run([FAITHSCREEN, "db", "upgrade"], env=env, check=True, capture_output=True)
         keys = {n: create_key(env, "submitter", f"bench-{n}") for n in ("a", "b", "singles")}
         metrics_key = create_key(env, "metrics", "bench-metrics")
-        with service(env, args) as (urls, pids):
-            time.sleep(args.worker_start)  # workers start up (imports, first claim)
+
+        def scrape_empty(urls: list[str]) -> None:
+            # Before the workers start: their start-up (imports) would be timed too.
             run["metrics_empty"] = scrape_times(urls[0], metrics_key)
+
+        with service(env, args, scrape_empty) as (urls, pids):
+            time.sleep(args.worker_start)  # workers start up (imports, first claim)
             run.update(
                 drive(
                     args,
@@ -423,11 +430,11 @@ def parse_args() -> argparse.Namespace:
     add("--worker-start", type=float, default=20.0, help="seconds given the workers to start")
     add("--database", default="faithscreen_scale", help="created and dropped on the server")
     add("--keep", action="store_true", help="keep the database afterwards")
+    if parser.parse_known_args()[0].quick:  # smaller defaults; options given still count
+        parser.set_defaults(pairs=1000, workers=4, seed_reviews=100_000, llm_concurrency=4)
+        parser.set_defaults(capacity=4, second_batch_after=10.0, sample_every=5.0)
+        parser.set_defaults(max_singles=200)
     args = parser.parse_args()
-    if args.quick:
-        args.pairs, args.workers, args.seed_reviews = 1000, 4, 100_000
-        args.llm_concurrency = args.capacity = 4
-        args.second_batch_after, args.sample_every, args.max_singles = 10.0, 5.0, 200
     callers = args.workers * args.llm_concurrency
     if callers > (args.max_in_flight or args.provider_concurrency):
         # Calls past the shared in-flight budget poll its row under the row's lock: see
