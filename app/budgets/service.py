@@ -6,6 +6,11 @@ client, MAX_WAIT_SECONDS) waits for it here; a longer wait raises ProviderBackof
 worker puts the screening back for that long, freeing its slot for other work (as for a
 provider's Retry-After). A call that finds every in-flight slot taken polls for one (woken
 at once when a call of this process ends) for up to `horizon`, then is put back too.
+Those polls read the row without its lock (app/repositories/provider_budgets.py).
+
+A batch screening's call (app.llm.gate.BATCH_CALLS) reserves no further ahead than
+BATCH_AHEAD_SECONDS: told `Later`, it sleeps until its start would be within reach (with
+jitter, so waiters do not all ask at once) and asks again, within the same `horizon`.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import random
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -22,9 +28,9 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.clock import utcnow
-from app.llm.budget import IN_FLIGHT, Budget, Busy, Wait
+from app.llm.budget import IN_FLIGHT, Budget, Busy, Later, Wait, ahead_for
 from app.llm.errors import ProviderBackoff
-from app.llm.gate import Pass
+from app.llm.gate import BATCH_CALLS, Pass
 from app.llm.retry import MAX_WAIT_SECONDS
 from app.repositories import provider_budgets
 from app.repositories.provider_budgets import Admitted, Provider
@@ -97,12 +103,22 @@ class ProviderGate:
                 return decision
             if isinstance(decision, Wait):
                 raise ProviderBackoff(decision.seconds, budget=decision.limit)
+            if isinstance(decision, Later):
+                # Its start is within the horizon, only not within its reach: the wait
+                # counts against the horizon like an in-flight slot's.
+                if waited + decision.seconds > self.horizon:
+                    raise ProviderBackoff(decision.seconds, budget=decision.limit)
+                pause = decision.seconds + random.uniform(0, FIRST_POLL_SECONDS)
+                await self.sleep(pause)
+                waited += pause
+                continue
             if waited >= self.horizon:
                 raise ProviderBackoff(IN_FLIGHT_DEFERRAL_SECONDS, budget=IN_FLIGHT)
-            await self._until_freed(poll)
-            waited, poll = waited + poll, min(2 * poll, LAST_POLL_SECONDS)
+            pause = poll * random.uniform(0.5, 1.0)
+            await self._until_freed(pause)
+            waited, poll = waited + pause, min(2 * poll, LAST_POLL_SECONDS)
 
-    async def _admit(self, tokens: int) -> Admitted | Wait | Busy:
+    async def _admit(self, tokens: int) -> Admitted | Wait | Later | Busy:
         async with self.sessions() as session:
             decision = await provider_budgets.admit_call(
                 session,
@@ -113,6 +129,7 @@ class ProviderGate:
                 now=utcnow(),
                 horizon=self.horizon,
                 lease_seconds=self.lease_seconds,
+                ahead=ahead_for(BATCH_CALLS.get(), self.horizon),
             )
             await session.commit()
         return decision

@@ -6,6 +6,11 @@ tokens move `next_token_at` on by tokens * 60/tpm seconds, and a call starts no 
 than either, nor than a provider's pause. So any window of W seconds holds at most
 W * rpm/60 + 1 requests, and W * tpm/60 tokens plus one call's. A call's tokens are
 estimated when it starts and the difference to its reported `usage` is settled after.
+
+Who may reserve how far ahead: a `batch` call only a start within BATCH_AHEAD_SECONDS of
+now (further off it is told `Later` and asks again then), an interactive one up to the
+whole horizon. So batch reservations never pile up seconds ahead of the clock, and an
+interactive call finds the next free start near now. The limits themselves are the same.
 """
 
 from __future__ import annotations
@@ -16,6 +21,13 @@ from datetime import datetime, timedelta
 REQUESTS = "shared budget: requests per minute"
 TOKENS = "shared budget: tokens per minute"
 IN_FLIGHT = "shared budget: calls in flight"
+# How far ahead of now a batch call may reserve its start.
+BATCH_AHEAD_SECONDS = 1.0
+
+
+def ahead_for(batch: bool, horizon: float) -> float:
+    """How far ahead of now a call may reserve: a batch call BATCH_AHEAD_SECONDS at most."""
+    return min(horizon, BATCH_AHEAD_SECONDS) if batch else horizon
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,14 +80,29 @@ class Wait:
 
 
 @dataclass(frozen=True, slots=True)
+class Later:
+    """The start is within the horizon but further ahead than this call may reserve: ask
+    again in `seconds` (when it would be within reach); `limit` as for `Wait`."""
+
+    seconds: float
+    limit: str | None
+
+
+@dataclass(frozen=True, slots=True)
 class Busy:
     """Every call in flight the budget allows is taken: try again when one ends."""
 
 
 def admit(
-    bucket: Bucket, budget: Budget, tokens: int, now: datetime, horizon: float
-) -> Grant | Wait | Busy:
-    """Whether a call of `tokens` (estimated) may start within `horizon` seconds of `now`."""
+    bucket: Bucket,
+    budget: Budget,
+    tokens: int,
+    now: datetime,
+    horizon: float,
+    ahead: float | None = None,
+) -> Grant | Wait | Later | Busy:
+    """Whether a call of `tokens` (estimated) may start within `horizon` seconds of `now`,
+    reserving no further than `ahead` seconds (default: the horizon; see `ahead_for`)."""
     if budget.max_in_flight and bucket.in_flight >= budget.max_in_flight:
         return Busy()
     start, limit = now, None
@@ -85,6 +112,9 @@ def admit(
     wait = (start - now).total_seconds()
     if wait > horizon:
         return Wait(wait, limit)
+    reach = horizon if ahead is None else min(ahead, horizon)
+    if wait > reach:
+        return Later(wait - reach, limit)
     return Grant(start, *_moved(bucket, budget, tokens, start))
 
 

@@ -9,12 +9,18 @@ app/budgets implements it on the database; `OPEN_GATE` admits everything at once
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextvars import ContextVar
 from typing import Protocol
 
 # A rough prompt size before the call: a token is about four characters of English and
 # fewer of Lean or other Unicode, so three keeps the estimate on the high side. It is
 # corrected from the reply's `usage` once the call ends.
 CHARS_PER_TOKEN = 3
+
+# Whether the calls made in this context are a batch screening's: the worker sets it for
+# the task that runs a claimed screening. A budget lets batch calls reserve only a short
+# way ahead (app/llm/budget.py), so interactive calls are not queued behind them.
+BATCH_CALLS: ContextVar[bool] = ContextVar("faithscreen_batch_calls", default=False)
 
 
 class Pass(Protocol):

@@ -51,6 +51,12 @@ class ClaimedJob:
     screening_id: str
     # Claims so far, this one included.
     attempts: int
+    # PRIORITY_RANKS' number of the job's priority.
+    priority_rank: int = 0
+
+    @property
+    def batch(self) -> bool:
+        return self.priority_rank == PRIORITY_RANKS[Priority.BATCH]
 
 
 async def enqueue(
@@ -171,7 +177,7 @@ async def _take(
         update(Job)
         .where(Job.id.in_(select(chosen.c.id)), condition)
         .values(lease)
-        .returning(Job.id, Job.screening_id, Job.attempts)
+        .returning(Job.id, Job.screening_id, Job.attempts, Job.priority_rank)
         .execution_options(synchronize_session=False)
     )
     return [ClaimedJob(*row) for row in (await session.execute(statement)).all()]

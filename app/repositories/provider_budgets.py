@@ -5,6 +5,11 @@ held across an LLM call. The row is locked before it is read: the first statemen
 UPDATE ... RETURNING of the row, which on PostgreSQL locks it (as SELECT ... FOR UPDATE
 would) and on SQLite takes the database's write lock, so two processes never both read
 the same budget and both spend it.
+
+Before the lock, `admit_call` reads the row and its live leases plainly: a call that
+would get no grant (every slot in flight taken, or its start further off than it may
+reserve) is answered from that read and never queues on the row's lock. Only a call that
+looks grantable locks the row, and decides again on what it then reads.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from app.llm.budget import Bucket, Budget, Busy, Grant, Wait, admit, paused, settled
+from app.llm.budget import Bucket, Budget, Busy, Grant, Later, Wait, admit, paused, settled
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.repositories.conflicts import insert_unless_exists
 
@@ -53,12 +58,23 @@ async def admit_call(
     now: datetime,
     horizon: float,
     lease_seconds: float,
-) -> Admitted | Wait | Busy:
-    """Reserve a start for one call within `horizon` seconds, or say why not."""
+    ahead: float | None = None,
+) -> Admitted | Wait | Later | Busy:
+    """Reserve a start for one call within `horizon` seconds, no further ahead than
+    `ahead` (default: the horizon), or say why not. Ends the session's transaction after
+    its unlocked read (which wrote nothing), so call it on a session with no pending work."""
+    looked = await _unlocked(session, provider, budget, now)
+    if looked is not None:
+        decision = admit(looked, budget, tokens, now, horizon, ahead)
+        if not isinstance(decision, Grant):
+            return decision
+        # The read's transaction ends before the lock is asked for: SQLite cannot turn a
+        # read begun before another process's write into a write (SQLITE_BUSY_SNAPSHOT).
+        await session.rollback()
     budget_id, bucket = await _locked(session, provider, now)
     if budget.max_in_flight:
         bucket = await _with_in_flight(session, budget_id, bucket, now)
-    decision = admit(bucket, budget, tokens, now, horizon)
+    decision = admit(bucket, budget, tokens, now, horizon, ahead)
     if not isinstance(decision, Grant):
         return decision
     moved = {"next_request_at": decision.next_request_at, "next_token_at": decision.next_token_at}
@@ -127,6 +143,28 @@ async def expire_leases(session: AsyncSession, owners: Sequence[str]) -> int:
         return 0
     statement = delete(ProviderBudgetLease).where(ProviderBudgetLease.owner.in_(owners))
     return cast(CursorResult[Any], await session.execute(statement)).rowcount
+
+
+async def _unlocked(
+    session: AsyncSession, provider: Provider, budget: Budget, now: datetime
+) -> Bucket | None:
+    """The provider's row and its unexpired leases, read without a lock (None: no row)."""
+    statement = select(Row.id, Row.next_request_at, Row.next_token_at, Row.paused_until).where(
+        Row.base_url == provider.base_url, Row.model == provider.model
+    )
+    row = (await session.execute(statement)).first()
+    if row is None:
+        return None
+    live = 0
+    if budget.max_in_flight:
+        leases = ProviderBudgetLease
+        count = (
+            select(func.count())
+            .select_from(leases)
+            .where(leases.budget_id == row[0], leases.expires_at > now)
+        )
+        live = int((await session.execute(count)).scalar_one())
+    return Bucket(row[1], row[2], row[3], live)
 
 
 async def _locked(session: AsyncSession, provider: Provider, now: datetime) -> tuple[int, Bucket]:

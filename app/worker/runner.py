@@ -27,6 +27,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.clock import utcnow
 from app.llm.errors import ProviderBackoff
+from app.llm.gate import BATCH_CALLS
 from app.llm.retry import capped_wait
 from app.pipeline.screening import Claim, JobLost, ScreeningPipeline
 from app.process_metrics import CLAIM_SECONDS, REGISTRY, SCREENING_SECONDS
@@ -123,12 +124,15 @@ class Worker:
                 # the task already running it goes on under the renewed lease.
                 continue
             claim = Claim(job.id, job.screening_id, self.owner)
-            task = asyncio.create_task(self._start(claim, job.attempts))
+            task = asyncio.create_task(self._start(claim, job.attempts, batch=job.batch))
             self._tasks[job.id] = task
             task.add_done_callback(functools.partial(self._done, job.id))
         return len(claimed)
 
-    async def _start(self, claim: Claim, attempts: int) -> None:
+    async def _start(self, claim: Claim, attempts: int, *, batch: bool = False) -> None:
+        # This task's own context: its LLM calls (and the tasks it starts) are a batch
+        # screening's or not, for the provider budgets (app/llm/gate.py).
+        BATCH_CALLS.set(batch)
         # A job whose runs keep killing their worker never reaches `fail`: each lapsed
         # lease only counts an attempt. Past the limit it is given up before it runs.
         if self._failures.exhausted(attempts):

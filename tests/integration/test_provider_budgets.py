@@ -12,12 +12,14 @@ import asyncio
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.budgets.service import Budgets, ProviderGate
+from app.clock import utcnow
 from app.llm.budget import IN_FLIGHT, REQUESTS, TOKENS
 from app.llm.errors import ProviderBackoff
+from app.llm.gate import BATCH_CALLS
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.repositories.provider_waits import WAIT_NOTE
 from app.settings import ProviderSettings
@@ -187,3 +189,53 @@ async def test_a_retry_after_pauses_the_provider_for_the_other_process(
     await a.pause(1)  # a shorter pause asked later does not shorten it
     async with session_factory() as session:
         assert (await session.execute(select(ProviderBudget.paused_until))).scalar_one() == before
+
+
+async def test_batch_calls_do_not_reserve_far_ahead_of_an_interactive_call(
+    session_factory: Sessions,
+) -> None:
+    # 6 a minute: 10 s apart, far more than a loaded machine takes between admissions.
+    batch, interactive = two_processes(session_factory, provider(requests_per_minute=6))
+    batch.horizon = interactive.horizon = 30
+    token = BATCH_CALLS.set(True)
+    try:
+        granted, backed_off = [], 0
+        for _ in range(8):  # eight batch callers, none of whose calls has started yet
+            try:
+                granted.append(await batch.enter(10))
+            except ProviderBackoff as raised:
+                backed_off += 1
+                assert raised.budget == REQUESTS
+    finally:
+        BATCH_CALLS.reset(token)
+    # Only the first reserved (its start was now); the others were told to ask again once
+    # the next start is within 1 s, slept for it (the clock here stands still), and at the
+    # horizon were put back, never reserving 10, 20 or 30 s ahead.
+    assert (len(granted), backed_off) == (1, 7)
+    sleeps: list[float] = batch.sleep  # type: ignore[assignment]
+    assert sleeps and max(sleeps) <= 9.05  # until the next start is within 1 s, + jitter
+    async with session_factory() as session:
+        free = (await session.execute(select(ProviderBudget.next_request_at))).scalar_one()
+    assert (free - utcnow()).total_seconds() <= 10
+    # The interactive call takes the next free start, one interval on, not behind them.
+    now = utcnow()
+    start = (await interactive.enter(10)).admitted.start  # type: ignore[attr-defined]
+    assert (start - now).total_seconds() <= 10
+
+
+async def test_a_caller_with_no_free_slot_does_not_wait_on_the_row_lock(
+    session_factory: Sessions,
+) -> None:
+    a, b = two_processes(session_factory, provider(max_in_flight=1))
+    b.horizon = 0.2
+    held = await a.enter(10)
+    async with session_factory() as holder:
+        # Another transaction holds the row's lock (as a granting caller does briefly).
+        await holder.execute(update(ProviderBudget).values(updated_at=utcnow()))
+        # b finds no free slot from a plain read and polls that, never asking for the
+        # lock: it is put back at its horizon instead of queueing behind the holder.
+        with pytest.raises(ProviderBackoff) as raised:
+            await asyncio.wait_for(b.enter(10), timeout=20)
+        assert raised.value.budget == IN_FLIGHT
+        await holder.rollback()
+    await held.leave(used_tokens=None, pause_seconds=None)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from app.llm.budget import (
+    BATCH_AHEAD_SECONDS,
     IN_FLIGHT,
     REQUESTS,
     TOKENS,
@@ -13,8 +14,10 @@ from app.llm.budget import (
     Budget,
     Busy,
     Grant,
+    Later,
     Wait,
     admit,
+    ahead_for,
     paused,
     settled,
 )
@@ -81,3 +84,31 @@ def test_estimates_and_usage() -> None:
     assert used_tokens({"total_tokens": 42, "prompt_tokens": 1}) == 42
     assert used_tokens({"prompt_tokens": 30, "completion_tokens": 12}) == 42
     assert used_tokens({"prompt_tokens": 30}) is None
+
+
+def test_a_batch_call_reserves_no_further_ahead_than_batch_ahead_seconds() -> None:
+    budget = Budget(requests_per_minute=600)  # 0.1 s apart
+    assert ahead_for(batch=True, horizon=30) == BATCH_AHEAD_SECONDS == 1.0
+    assert ahead_for(batch=False, horizon=30) == 30
+    assert ahead_for(batch=True, horizon=0.5) == 0.5
+    # Batch calls one after another on one clock: granted while the start is within 1 s.
+    bucket, starts = fresh(), []
+    while True:
+        decision = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=True, horizon=30))
+        if not isinstance(decision, Grant):
+            break
+        starts.append(decision.start)
+        bucket = fresh(next_request_at=decision.next_request_at)
+    assert max(starts) <= at(BATCH_AHEAD_SECONDS)
+    assert len(starts) == 11  # 0.0, 0.1, ... 1.0 s
+    # The next is told to ask again once its start is within reach, not to back off.
+    assert isinstance(decision, Later) and decision.limit == REQUESTS
+    assert abs(decision.seconds - 0.1) < 1e-6
+    # An interactive call still reserves the next free start, just past the batch ones.
+    interactive = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=False, horizon=30))
+    assert isinstance(interactive, Grant) and interactive.start == bucket.next_request_at
+
+
+def test_a_start_past_the_horizon_is_a_wait_for_batch_calls_too() -> None:
+    decision = admit(fresh(next_request_at=at(40)), Budget(60), 10, NOW, 30, 1.0)
+    assert decision == Wait(40, REQUESTS)
