@@ -82,7 +82,8 @@ def reread(call: StoredCall, parser: Parser = CURRENT_PARSER) -> Reading:
     status = call.reading.parse_status
     if call.reply_format in STRUCTURED_FORMATS and not call.supplied:
         reading = read_reply(call.reply_format, call.role, structured_reply(call))
-        if status in CALL_OUTCOME_STATUSES:
+        # A finish-reason refusal is the reader's own (tool-1, json-1): kept as it reads.
+        if status in CALL_OUTCOME_STATUSES and reading.parse_status is not status:
             return failed_call_reading(status)
         return reading
     reading = (

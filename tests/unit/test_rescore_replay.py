@@ -9,13 +9,15 @@ from datetime import UTC, datetime
 import pytest
 
 from app.contract import PARSER_VERSION, read_call
+from app.contract.formats import READER_VERSIONS, read_reply
+from app.contract.provider_reply import ProviderReply
 from app.contract.reading import Reading
 from app.evidence import EVIDENCE_VERSION
 from app.policy import POLICY_VERSION
 from app.repositories.rescore_rows import CurrentState, StoredCall
 from app.rescore.diff import Diff, compare
 from app.rescore.replay import Parser, replay, replayable, reread
-from app.vocabulary import Outcome, Pair, ParseStatus, Purpose, Role, Verdict
+from app.vocabulary import Outcome, Pair, ParseStatus, Purpose, ReplyFormat, Role, Verdict
 from tests.support.scripted_openai import contract_reply
 
 PAIR = Pair("For every natural number n, n + 0 = n.", "theorem t (n : ℕ) : n + 0 = n := by sorry")
@@ -284,3 +286,17 @@ def test_a_reading_that_differs_under_its_own_version_is_unversioned() -> None:
     before = {c.review_id: c.reading for c in calls}
     change = compare(state("passed"), replayed.ruling, before, replayed.readings)
     assert change is not None and not change.moved and change.unversioned
+
+
+@pytest.mark.parametrize("reply_format", [ReplyFormat.TOOL, ReplyFormat.JSON])
+def test_a_structured_finish_reason_refusal_keeps_its_readers_version(
+    reply_format: ReplyFormat,
+) -> None:
+    # Refused by the format's own reader (content_filter), recorded under tool-1 / json-1:
+    # read again, it is the same reading, not a contract-3 one (a spurious restamp).
+    recorded = read_reply(reply_format, T, ProviderReply(None, "content_filter"))
+    call = replace(
+        stored(1, T, 1, None, finish="content_filter", reading=recorded), reply_format=reply_format
+    )
+    assert recorded.parser_version == READER_VERSIONS[reply_format]
+    assert reread(call) == recorded
