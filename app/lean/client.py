@@ -28,7 +28,7 @@ import aiohttp
 
 from app.lean.call import LeanCall
 from app.lean.errors import LeanBackoff
-from app.llm.capped_body import TOO_LARGE, read_capped
+from app.llm.capped_body import TOO_LARGE, read_capped, redact_cut
 from app.llm.redaction import redact
 from app.llm.retry import (
     MAX_WAIT_SECONDS,
@@ -181,7 +181,7 @@ class LeanClient:
         except (aiohttp.ClientError, ValueError) as exc:  # a bad URL, say
             return _Attempt(failure="protocol error", detail=_describe(exc))
         if not whole:
-            cut = redact(text, self._secrets)[:-512]
+            cut = redact_cut(text, self._secrets)
             return _Attempt(status, cut, TOO_LARGE, f"over {MAX_RESPONSE_BYTES} bytes")
         if 200 <= status <= 299:
             return _Attempt(status, text)
