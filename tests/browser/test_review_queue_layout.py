@@ -89,14 +89,12 @@ def test_queue_keeps_every_column_names_every_external_id_and_reasons_read_as_se
     more = page.locator(f"#row-{item_id} ul.ext-ids li.more")
     assert more.get_attribute("title") == ", ".join(EXTERNAL_IDS[3:])
     assert page.get_attribute(f"#row-{item_id} td.ext", "title") == ", ".join(EXTERNAL_IDS)
-    page.screenshot(path=f"/tmp/r35_queue_{width}.png", full_page=True)
     shoot(page, shots, "queue-layout")
     queue_violations = serious_violations(page)
 
     page.goto(f"{site.base_url}/review/items/{item_id}")
     page.wait_for_selector("#reasons")
     assert_sentences_with_code(page)
-    page.screenshot(path=f"/tmp/r35_item_{width}.png", full_page=True)
     shoot(page, shots, "item-reasons")
     found = {"queue": queue_violations, "item": serious_violations(page)}
     assert found == {"queue": [], "item": []}, json.dumps(found, indent=1)
