@@ -84,16 +84,6 @@ def summary_html(summary: Summary, *, filters: Mapping[str, str], generated_at: 
     )
 
 
-def html_page(title: str, body: Sequence[str], *, extra_style: str = "") -> str:
-    """A self-contained page: the report's stylesheet (plus `extra_style`) and its CSP.
-    `body` is markup its caller made (one element a line); the title is text. The report
-    pages themselves extend report_page.html instead."""
-    markup = Markup("\n".join(body) + "\n")
-    return render_report(
-        "report_page.html", title=title, body=markup, extra_style=Markup(extra_style)
-    )
-
-
 # Each section's context: rows of plain text (escaped by the template) and charts, which
 # are SVG markup from charts.py. None where the section says it has nothing to show.
 

@@ -14,7 +14,8 @@ from app.api.schemas import EvidenceOut
 from app.calibration.html import calibration_page
 from app.evidence.bidi_controls import BIDI_CONTROL, BIDI_CONTROLS
 from app.page_text import escaped, escaped_plain, finalized, marker, unhidden
-from app.reports.html import html_page, summary_html
+from app.reports.html import summary_html
+from app.reports.pages import render_report
 from app.reports.summary import summarize
 from app.repositories.report_rows import ScreeningRow
 from app.web.math_text import render
@@ -129,6 +130,7 @@ def test_the_calibration_page_marks_controls_in_batch_ids_tags_and_models() -> N
 
 
 def test_every_report_page_passes_through_one_exit_that_marks() -> None:
-    page = html_page(f"title{RLO}", [f"<svg><text>{EVERY}</text></svg>"])
+    svg = Markup(f"<svg><text>{EVERY}</text></svg>")
+    page = render_report("report_page.html", title=f"title{RLO}", body=svg, extra_style="")
     assert_no_control(page)
     assert "<title>title⟨U+202E RLO⟩</title>" in page
