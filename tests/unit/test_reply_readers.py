@@ -28,6 +28,8 @@ T, J = Role.TRANSLATOR, Role.JUDGE
 OK_TRANSLATOR = '{"back_translation": "n + 0 = n", "verdict": "FAITHFUL", "issues": "none"}'
 OK_JUDGE = '{"verdict": "MISMATCH", "issues": "n is a real number"}'
 S = ParseStatus
+# A cut or refused reply keeps no text fields: nothing is read from it.
+CUT = (S.TRUNCATED, S.REFUSED)
 
 
 def tool(arguments: str | None, *, name: str | None = TOOL_NAME) -> ToolCall:
@@ -213,6 +215,8 @@ def test_each_tool_rule(reply: ProviderReply, status: ParseStatus) -> None:
     assert (reading.parse_status, reading.parser_version) == (status, TOOL_READER_VERSION)
     if status is not S.OK:
         assert reading.verdict is Verdict.UNCLEAR
+    if status in CUT:
+        assert (reading.back_translation, reading.issues) == (None, None)
 
 
 def test_tool_calls_is_a_completion_for_the_tool_format_alone() -> None:
@@ -256,6 +260,10 @@ JSON_CASES = [
 def test_each_json_rule(reply: ProviderReply, status: ParseStatus) -> None:
     reading = read_json_reply(reply, J)
     assert (reading.parse_status, reading.parser_version) == (status, JSON_READER_VERSION)
+    if status is not S.OK:
+        assert reading.verdict is Verdict.UNCLEAR
+    if status in CUT:
+        assert (reading.back_translation, reading.issues) == (None, None)
 
 
 # --- which reader, and the request schema --------------------------------------------------
