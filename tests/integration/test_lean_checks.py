@@ -139,6 +139,11 @@ HOSTILE = {
     "busy_after_retries": ([too_busy() for _ in range(4)], "unavailable"),
     "server_error": ([HttpError(500, "Internal Server Error")] * 4, "unavailable"),
     "empty_results": ([RawBody('{"results":[]}')], "unavailable"),
+    # An answer that elaborates, padded past the client's 1 MiB cap: never read as ok.
+    "too_large": (
+        [Recorded("sorry_goal.json", ('{"results"', "{" + " " * 1024 * 1024 + '"results"'))],
+        "unavailable",
+    ),
     "unknown_severity": (
         [Recorded("unknown_identifier.json", ('"severity":"error"', '"severity":"fatal"'))],
         "unavailable",
