@@ -51,7 +51,12 @@ class BatchRow:
 
     @property
     def percent(self) -> int:
-        return 100 if self.total == 0 else self.done * 100 // self.total
+        return percent_done(self.done, self.total)
+
+
+def percent_done(done: int, total: int) -> int:
+    """How much of a batch is done, in whole percent (an empty batch is done)."""
+    return 100 if total == 0 else done * 100 // total
 
 
 def _problem(error: AppError, back: str = "/review/batches") -> PageProblem:
@@ -125,7 +130,7 @@ async def batch_page(
         admin.signed_in,
         batch=batch,
         progress=progress,
-        percent=100 if batch.total == 0 else progress.done * 100 // batch.total,
+        percent=percent_done(progress.done, batch.total),
         results_url=f"/review/batches/{batch.id}/results",
         queue_url="/review?" + urlencode({"batch_id": batch.id}),
     )
