@@ -116,12 +116,31 @@ REWRITES: dict[str, Any] = {
     "latency_ms": 1,
     "evidential": False,
     "attempt": 99,
+    "id": 10**9,
+    "screening_id": "rewritten",
+    "role": "judge",
+    "judge_name": "rewritten",
+    "purpose": "confirmation",
+    "issues": "rewritten",
+    "finish_reason": "rewritten",
+    "refusal": "rewritten",
+    "http_status": 599,
+    "error": "rewritten",
+    "supplied": True,
+    "max_tokens": 7,
+    "reply_format": "json",
+    "grammar_version": "rewritten",
+    "created_at": datetime(2000, 1, 1, tzinfo=UTC),
 }
+# Every column but the prompt: a trigger forgetting one fails below.
+assert set(REWRITES) | {"messages"} == {column.name for column in REVIEWS.columns}
 
 
 async def test_any_other_update_of_a_review_is_refused(api: Api) -> None:
     await screened(api, 1)
-    review_id = next(row["id"] for row in await stored_reviews(api) if row["messages"])
+    rows = await stored_reviews(api)
+    # The translator's: REWRITES' values (role `judge` among them) all differ from its own.
+    review_id = next(r["id"] for r in rows if r["messages"] and r["role"] == "translator")
     for column, value in sorted(REWRITES.items()):
         # Alone, and alongside clearing the prompt (a prune cannot carry another change).
         for values in ({column: value}, {column: value, "messages": null()}):
