@@ -52,7 +52,7 @@ class RescoreOut(BaseModel):
     readers: dict[str, int] = Field(
         default_factory=dict,
         description="Each reader the run read stored replies with (by the format each was "
-        "asked in: contract-3 for text and grammar, tool-1, json-1) and how many it read. "
+        "asked in: contract-4 for text and grammar, tool-1, json-1) and how many it read. "
         "Empty in a run stored before it was recorded.",
     )
     considered: int

@@ -151,7 +151,7 @@ class ReviewOut(BaseModel):
         "towards `passed` (`<role>_non_evidential`).",
     )
     parser_version: str = Field(
-        description="The reader that read the reply: `contract-3` (text, grammar), "
+        description="The reader that read the reply: `contract-4` (text, grammar), "
         "`tool-1`, `json-1`."
     )
     reply_format: str = Field(

@@ -10,23 +10,30 @@ order of the checks is part of the contract:
    provider declined, which is not a format fault and is never re-asked.
 2. finish reason anything but a completion (`length`, `max_tokens`, an unknown reason, no
    reason at all) -> `truncated`, whatever the content says; re-asked as a format retry.
-3. no content, or whitespace only -> `empty`.
-4. otherwise the reply contract (`parse_reply`).
+3. any tool call in the reply -> `invalid` (contract-4), whatever the content says: the
+   reply was asked for as text, a tool call is another format's answer that may say
+   otherwise (a FAITHFUL text beside a `submit_review` call saying MISMATCH), and the
+   reader does not choose between them. Re-asked as a format retry; never read leniently.
+   Some servers end such a reply with `stop`, not `tool_calls`, so the finish reason alone
+   does not catch it (contract-3 read the content alone there).
+4. no content, or whitespace only -> `empty`.
+5. otherwise the reply contract (`parse_reply`).
 
-In cases 1 and 2 the back-translation and issues are still read from whatever content
+In cases 1, 2 and 3 the back-translation and issues are still read from whatever content
 there is, so a person sees what the model wrote; the verdict is always `unclear`.
 
 A reply the client supplied had no provider and so no finish reason: it is whole by nature
-(the client sent all of it) and is read by `read_supplied`, which is cases 3 and 4 alone.
+(the client sent all of it) and is read by `read_supplied`, which is cases 4 and 5 alone.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from enum import StrEnum
 from types import MappingProxyType
 
 from app.contract.parser import PARSER_VERSION, parse_reply
+from app.contract.provider_reply import ToolCall
 from app.contract.reading import Reading
 from app.vocabulary import ParseStatus, Verdict
 
@@ -109,13 +116,18 @@ def ending_of(finish_reason: str | None, endings: Mapping[str, Ending] = ENDINGS
     return endings.get(finish_reason, Ending.CUT)
 
 
-def read_call(content: str | None, finish_reason: str | None) -> Reading:
-    """The reading for one completed provider call (see the module docstring for the order)."""
+def read_call(
+    content: str | None, finish_reason: str | None, tool_calls: Sequence[ToolCall] = ()
+) -> Reading:
+    """The reading for one completed provider call asked for as text (see the module
+    docstring for the order); `tool_calls` are the reply's own, every one of them."""
     ending = ending_of(finish_reason)
     if ending is Ending.REFUSED:
         return _unclear_with_fields(content or "", ParseStatus.REFUSED)
     if ending is not Ending.COMPLETE:
         return _unclear_with_fields(content or "", ParseStatus.TRUNCATED)
+    if tool_calls:
+        return _unclear_with_fields(content or "", ParseStatus.INVALID)
     return _read_whole(content)
 
 
@@ -131,15 +143,17 @@ def _read_whole(content: str | None) -> Reading:
     return parse_reply(content)
 
 
-def failed_call_reading(status: ParseStatus) -> Reading:
-    """A reading for a call that produced no usable content: verdict unclear, no fields.
+def failed_call_reading(status: ParseStatus, version: str = PARSER_VERSION) -> Reading:
+    """A reading for a call that produced no usable content: verdict unclear, no fields,
+    stamped with `version`: the reader of the format the call was asked in (a refused tool
+    call is `tool-1`'s reading, not the text parser's).
 
     Raises ValueError for a status that describes a reply text (`ok`, `missing`, ...):
     those come only from `parse_reply`.
     """
     if status not in CALL_STATUSES:
         raise ValueError(f"parse status {status.value!r} describes a reply, not a call")
-    return Reading(Verdict.UNCLEAR, status, None, None, PARSER_VERSION)
+    return Reading(Verdict.UNCLEAR, status, None, None, version)
 
 
 def _unclear_with_fields(content: str, status: ParseStatus) -> Reading:

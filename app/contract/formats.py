@@ -1,9 +1,10 @@
 """Which reader reads a reply, by the reply format it was asked in. Pure.
 
-`text` and `grammar` replies are read by the contract parser (`contract-3`: the grammar
-only helps a model write the contract); `tool` by `tool-1`, `json` by `json-1`
-(structured.py). A re-score reads each stored reply with the reader of the format it was
-asked in, never another: a tool reply is never read as text.
+`text` and `grammar` replies are read by the contract parser (`contract-4`: the grammar
+only helps a model write the contract; a tool call in such a reply makes it `invalid`);
+`tool` by `tool-1`, `json` by `json-1` (structured.py). A re-score reads each stored
+reply with the reader of the format it was asked in, never another: a tool reply is never
+read as text.
 """
 
 from __future__ import annotations
@@ -40,9 +41,9 @@ def read_reply(reply_format: ReplyFormat, role: Role, reply: ProviderReply) -> R
         return read_tool_reply(reply, role)
     if reply_format is ReplyFormat.JSON:
         return read_json_reply(reply, role)
-    # text and grammar: the content alone; a tool call beside it is not read (contract-3
-    # reads the content, and a `tool_calls` finish reason is not a completion for it).
-    return read_call(reply.content, reply.finish_reason)
+    # text and grammar: the content, and only when the reply holds no tool call (a tool
+    # call is another format's answer: `invalid`, contract-4; call.py).
+    return read_call(reply.content, reply.finish_reason, reply.tool_calls)
 
 
 def grammar_version(reply_format: ReplyFormat) -> str | None:

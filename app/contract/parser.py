@@ -50,9 +50,11 @@ from app.contract.lenient import lenient_verdict_values
 from app.contract.reading import Reading
 from app.vocabulary import ParseStatus, Verdict
 
-# contract-3: a provider's reply is read only after a finish reason listed as a completion
-# (call.py); contract-2 read every reason but `length` and `content_filter` as complete.
-PARSER_VERSION = "contract-3"
+# contract-4: a reply asked for as text that holds a tool call is `invalid` (call.py), where
+# contract-3 read its content alone. contract-3: a provider's reply is read only after a
+# finish reason listed as a completion; contract-2 read every reason but `length` and
+# `content_filter` as complete.
+PARSER_VERSION = "contract-4"
 
 # Every character str.isspace() accepts except "\r" and "\n"; a test checks this against
 # all of Unicode, so a Python upgrade that changes the set cannot go unnoticed.

@@ -14,7 +14,7 @@ of the format it was asked in, exactly as the pipeline reads a call. No I/O.
 from __future__ import annotations
 
 from app.contract import failed_call_reading, parse_reply
-from app.contract.formats import read_reply
+from app.contract.formats import READER_VERSIONS, read_reply
 from app.contract.provider_reply import ProviderReply
 from app.contract.reading import Reading
 from app.llm.body import MalformedBody, read_completion
@@ -42,6 +42,6 @@ def read_given_reply(reply_format: ReplyFormat, role: Role | None, given: str) -
         )
     completion = read_completion(given)
     if completion.refusal:
-        return failed_call_reading(ParseStatus.REFUSED)
+        return failed_call_reading(ParseStatus.REFUSED, READER_VERSIONS[reply_format])
     reply = ProviderReply(completion.content, completion.finish_reason, completion.tool_calls)
     return read_reply(reply_format, role, reply)

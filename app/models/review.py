@@ -89,7 +89,7 @@ class Review(Base):
     # Reviews stored before it existed were all evidential (there was no other kind).
     evidential: Mapped[bool] = mapped_column(default=True, server_default=true())
     # The reply format the call asked for (FAITHSCREEN_*_REPLY_FORMAT; a supplied reply:
-    # text), read by that format's reader, whose version is `parser_version` (contract-3,
+    # text), read by that format's reader, whose version is `parser_version` (contract-4,
     # tool-1, json-1); a re-score reads it with the same format's reader. Reviews stored
     # before it existed were all read as text. `grammar_version`: the grammar decoded by
     # (grammar-1), for `grammar` only.

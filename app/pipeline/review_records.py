@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from app.contract import PARSER_VERSION, failed_call_reading, read_supplied
-from app.contract.formats import grammar_version, read_reply
+from app.contract.formats import READER_VERSIONS, grammar_version, read_reply
 from app.contract.provider_reply import ProviderReply
 from app.contract.reading import Reading
 from app.llm.call import CallResult
@@ -19,11 +19,12 @@ def reading_of_call(
 ) -> Reading:
     """The reading of one finished call by the reader of the format it was asked in
     (app/contract/formats.py; `role` says which fields a tool or JSON reply must hold):
-    failed calls and refusals never carry a verdict."""
+    failed calls and refusals never carry a verdict, and carry that reader's version."""
+    version = READER_VERSIONS[reply_format]
     if result.failed:
-        return failed_call_reading(ParseStatus.PROVIDER_ERROR)
+        return failed_call_reading(ParseStatus.PROVIDER_ERROR, version)
     if result.refusal:
-        return failed_call_reading(ParseStatus.REFUSED)
+        return failed_call_reading(ParseStatus.REFUSED, version)
     reply = ProviderReply(result.content, result.finish_reason, result.tool_calls)
     return read_reply(reply_format, role, reply)
 

@@ -50,7 +50,7 @@ class StoredCall:
     evidential: bool = True
     # The reply format it was asked in, read by that format's reader (app/contract/formats.py).
     reply_format: ReplyFormat = ReplyFormat.TEXT
-    # The raw HTTP body, for a tool or JSON reply only: its tool calls are read from it.
+    # The raw HTTP body: the reply's tool calls are read from it, whatever its format.
     raw_body: str | None = None
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import ColumnElement, Table, case, insert, select, update
+from sqlalchemy import ColumnElement, Table, insert, select, update
 from sqlalchemy.engine import CursorResult, Row
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -23,7 +23,7 @@ from app.models.screening import Screening
 from app.policy import Panel, panel_of
 from app.repositories.reports import as_utc
 from app.repositories.rescore_rows import ChangeToApply, CurrentState, StoredCall
-from app.vocabulary import Pair, ParseStatus, QueueStatus, ReplyFormat, ScreeningStatus, Verdict
+from app.vocabulary import Pair, ParseStatus, QueueStatus, ScreeningStatus, Verdict
 
 # A change of the caller's own type (rescore.diff.Change): the ones written are given back.
 C = TypeVar("C", bound=ChangeToApply)
@@ -103,7 +103,6 @@ def _current(screening: Screening) -> CurrentState:
     )
 
 
-_BODY_READ = (ReplyFormat.TOOL.value, ReplyFormat.JSON.value)
 # What a replay reads of each review, in the order `_stored_call` unpacks it.
 _CALL_COLUMNS = (
     Review.id,
@@ -122,10 +121,11 @@ _CALL_COLUMNS = (
     Review.judge_name,
     # The flag the call was made under: a replay never reads today's setting.
     Review.evidential,
-    # The format it was asked in: a replay reads it with that format's reader. A tool or
-    # JSON reply's body too, whose tool calls the reader reads; a text reply's is not needed.
+    # The format it was asked in: a replay reads it with that format's reader. The body
+    # too, whose tool calls every reader reads (contract-4 finds a text reply holding one
+    # `invalid`). Not filtered in SQL: a JSON key may be spelt with escapes.
     Review.reply_format,
-    case((Review.reply_format.in_(_BODY_READ), Review.raw_body), else_=None),
+    Review.raw_body,
 )
 
 

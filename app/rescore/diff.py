@@ -127,7 +127,7 @@ class Diff:
     reasons_added: Counter[str] = field(default_factory=Counter)
     reasons_removed: Counter[str] = field(default_factory=Counter)
     readings: Counter[str] = field(default_factory=Counter)
-    # reader version -> stored replies it read again (contract-3 for text and grammar,
+    # reader version -> stored replies it read again (contract-4 for text and grammar,
     # tool-1, json-1): `parser_version` is the contract parser's alone.
     readers: Counter[str] = field(default_factory=Counter)
     changed_ids: list[str] = field(default_factory=list)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 
 from app.contract import PARSER_VERSION, read_call, read_supplied
 from app.contract.call import failed_call_reading
-from app.contract.formats import read_reply
+from app.contract.formats import READER_VERSIONS, read_reply
 from app.contract.provider_reply import ProviderReply, ToolCall
 from app.contract.reading import Reading
 from app.llm.body import MalformedBody, read_completion
@@ -29,10 +29,15 @@ from app.policy import Panel, RoleResult
 from app.repositories.rescore_rows import StoredCall
 from app.vocabulary import Pair, ParseStatus, Purpose, ReplyFormat, Role
 
-# (content, finish_reason) -> Reading: the parser entry point for a provider's reply.
-Reader = Callable[[str | None, str | None], Reading]
+# A provider's reply asked for as text (content, finish reason, tool calls) -> Reading.
+Reader = Callable[[ProviderReply], Reading]
 # reply -> Reading: the entry point for a reply the client supplied (no finish reason).
 SuppliedReader = Callable[[str], Reading]
+
+
+def read_text_reply(reply: ProviderReply) -> Reading:
+    """The installed parser's reading of a text or grammar reply (app/contract/call.py)."""
+    return read_call(reply.content, reply.finish_reason, reply.tool_calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,7 +45,7 @@ class Parser:
     """The parser a replay reads with, and the version every reading it gives carries (a
     parameter, so that a changed parser can be replayed before it is installed)."""
 
-    read: Reader = read_call
+    read: Reader = read_text_reply
     version: str = PARSER_VERSION
     read_supplied: SuppliedReader = read_supplied
 
@@ -78,29 +83,34 @@ def reread(call: StoredCall, parser: Parser = CURRENT_PARSER) -> Reading:
     in the provider's own refusal field, keeps its status with no fields, as the pipeline
     recorded it: nothing in it is an answer for the parser. A supplied reply is read as the
     pipeline read it, without a finish reason (it never had one). A tool or JSON reply is
-    read by its own format's reader, never as text, under that reader's version."""
+    read by its own format's reader, never as text, under that reader's version; a text
+    reply with the tool calls its stored body holds (contract-4 finds any `invalid`)."""
     status = call.reading.parse_status
     if call.reply_format in STRUCTURED_FORMATS and not call.supplied:
-        reading = read_reply(call.reply_format, call.role, structured_reply(call))
+        reading = read_reply(call.reply_format, call.role, stored_reply(call))
         # A finish-reason refusal is the reader's own (tool-1, json-1): kept as it reads.
         if status in CALL_OUTCOME_STATUSES and reading.parse_status is not status:
-            return failed_call_reading(status)
+            return failed_call_reading(status, READER_VERSIONS[call.reply_format])
         return reading
     reading = (
         parser.read_supplied(call.raw_response or "")
         if call.supplied
-        else parser.read(call.raw_response, call.finish_reason)
+        else parser.read(stored_reply(call))
     )
     if status in CALL_OUTCOME_STATUSES and reading.parse_status is not status:
         reading = failed_call_reading(status)
     return replace(reading, parser_version=parser.version)
 
 
-def structured_reply(call: StoredCall) -> ProviderReply:
-    """A tool or JSON reply as stored: its content and finish reason, with the tool calls
-    read again from its raw body. A body that is missing or does not read (never so for a
-    reply that came in) gives a tool call that cannot be read: both readers find it
-    `invalid`, so nothing is read from what is not there."""
+def stored_reply(call: StoredCall) -> ProviderReply:
+    """A provider's reply as stored: its content and finish reason, with the tool calls
+    read again from its raw body. A body that does not read (never so for a reply that
+    came in) gives a tool call that cannot be read, which every reader finds `invalid`, so
+    nothing is read from what is not there; so does a missing body for a tool or JSON
+    reply. A text reply stored without a body (a call that failed before any came; every
+    reply that came in has its body) is read from its content alone."""
+    if not call.raw_body and call.reply_format not in STRUCTURED_FORMATS:
+        return ProviderReply(call.raw_response, call.finish_reason)
     try:
         calls = read_completion(call.raw_body).tool_calls if call.raw_body else None
     except MalformedBody:

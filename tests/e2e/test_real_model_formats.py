@@ -94,7 +94,7 @@ def test_a_structured_format_is_read_ok_and_passes_no_pair(
     assert {(r["reply_format"], r["parser_version"]) for r in stored if r["error"] is None} <= {
         (reply_format, READERS[reply_format]),
         # A refusal is recorded as the pipeline records a failed call's reading.
-        (reply_format, "contract-3"),
+        (reply_format, "contract-4"),
     }, table
     assert all(r["raw_body"] for r in stored), table
     readable = [r for r in stored if r["parse_status"] == "ok"]

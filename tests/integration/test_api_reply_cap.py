@@ -14,6 +14,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.api.shown_text import SHOWN_CHARACTERS
+from app.contract.provider_reply import ProviderReply
 from app.contract.reading import Reading
 from app.models import Review
 from app.settings import Settings
@@ -120,7 +121,7 @@ async def test_a_queue_item_shows_the_long_reply_cut_too(roomy_api: Api) -> None
     assert review["cut"]["raw_response"] == len(reply)
 
 
-def lenient_read(content: str | None, finish_reason: str | None) -> Reading:
+def lenient_read(reply: ProviderReply) -> Reading:
     """An old parser that took anything for FAITHFUL (and kept no back-translation)."""
     return Reading(Verdict.FAITHFUL, ParseStatus.OK, None, None, "lenient-0")
 

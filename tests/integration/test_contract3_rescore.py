@@ -92,7 +92,7 @@ async def test_a_dry_run_shows_every_reply_without_a_completion_moving(
 
     diff = json.loads(await asyncio.to_thread(run_cli, database_url, "--all", "--json"))
 
-    assert diff["versions"] == {"parser": "contract-3", "policy": POLICY_VERSION,
+    assert diff["versions"] == {"parser": PARSER_VERSION, "policy": POLICY_VERSION,
                                 "evidence": EVIDENCE_VERSION}  # fmt: skip
     assert (diff["considered"], diff["changed"], diff["unchanged"]) == (6, 4, 2)
     assert diff["transitions"] == {"passed -> needs_review": 4}
@@ -112,7 +112,7 @@ async def test_the_text_diff_names_the_move(
 ) -> None:
     await seed(session_factory)
     output = await asyncio.to_thread(run_cli, database_url, "--all")
-    assert "parser contract-3" in output
+    assert f"parser {PARSER_VERSION}" in output
     assert "unchanged 2 (of which 2 under new versions), changed 4" in output
     assert re.search(r"passed -> needs_review\s+4\n", output)
     assert re.search(r"ok/faithful -> truncated/unclear\s+4", output)

@@ -67,7 +67,7 @@ async def test_a_faithful_reply_without_a_listed_completion_never_passes(
         # The reason is stored exactly as the provider sent it; the text fields are kept.
         assert [r.finish_reason for r in translator] == [reason] * 3
         assert translator[0].back_translation and translator[0].raw_response == FAITHFUL
-        assert {r.parser_version for r in translator} == {"contract-3"}
+        assert {r.parser_version for r in translator} == {"contract-4"}
 
 
 async def test_a_retry_that_completes_passes_and_supplied_replies_still_pass(

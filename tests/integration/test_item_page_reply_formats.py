@@ -60,7 +60,7 @@ async def test_a_grammar_translator_and_a_tool_judge_each_show_their_format(
     assert "reply format <code>grammar</code> (grammar <code>grammar-1</code>) read by " in (
         shown_versions(translator)
     )
-    assert "read by <code>contract-3</code>" in shown_versions(translator)
+    assert "read by <code>contract-4</code>" in shown_versions(translator)
     assert "reply format <code>tool</code> read by <code>tool-1</code>" in shown_versions(judge)
     assert "<dt>reply format</dt><dd>tool</dd>" in judge and "<dt>grammar</dt>" not in judge
     assert "<dt>grammar</dt><dd>grammar-1</dd>" in translator

@@ -303,6 +303,8 @@ async def test_a_refusal_beside_a_tool_call_is_refused_and_not_re_asked(
     judge = [r for r in body["reviews"] if r["role"] == "judge"]
     assert [(r["parse_status"], r["verdict"]) for r in judge] == [("refused", "unclear")]
     assert judge[0]["refusal"] == "I cannot help with that."
+    # Stamped with the reader of the format asked, not the text parser's version.
+    assert judge[0]["parser_version"] == "tool-1"
     assert body["outcome"] == "needs_review"
 
 
@@ -380,8 +382,8 @@ async def test_each_review_records_the_format_asked_and_the_grammar_decoded_by(
         for r in body["reviews"]
     }
     assert shown == {
-        "translator": ("grammar", "grammar-1", "contract-3"),
-        "judge": ("text", None, "contract-3"),
+        "translator": ("grammar", "grammar-1", "contract-4"),
+        "judge": ("text", None, "contract-4"),
     }
     assert (
         "grammar" in scripted_openai.requests[0].json

@@ -28,7 +28,8 @@ from typer.testing import CliRunner
 
 from app.cli.root import cli
 from app.clock import utcnow
-from app.contract import PARSER_VERSION, read_call
+from app.contract import PARSER_VERSION
+from app.contract.provider_reply import ProviderReply
 from app.contract.reading import Reading
 from app.db.engine import sync_url
 from app.evidence import EVIDENCE_VERSION
@@ -40,7 +41,7 @@ from app.repositories.queue_items import NewQueueItem
 from app.repositories.reports import ReportFilters
 from app.repositories.rescores import Scope
 from app.rescore import service
-from app.rescore.replay import Parser, Reader
+from app.rescore.replay import Parser, Reader, read_text_reply
 from app.rescore.service import RescoreRun, rescore
 from app.vocabulary import Pair, ParseStatus, Verdict
 from tests.support import rescoring
@@ -60,20 +61,20 @@ UNREADABLE = "Looks right to me.\n"
 replay_all = service._replay_all
 
 
-def naive_read(content: str | None, finish_reason: str | None) -> Reading:
+def naive_read(reply: ProviderReply) -> Reading:
     """The old parser: the first VERDICT anywhere in the reply."""
-    found = re.search(r"VERDICT:\s*(FAITHFUL|MISMATCH|UNCLEAR)", content or "")
+    found = re.search(r"VERDICT:\s*(FAITHFUL|MISMATCH|UNCLEAR)", reply.content or "")
     if found is None:
         return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "naive-0")
     return Reading(Verdict(found.group(1).lower()), ParseStatus.OK, None, None, "naive-0")
 
 
-def lenient_read(content: str | None, finish_reason: str | None) -> Reading:
+def lenient_read(reply: ProviderReply) -> Reading:
     """An old parser that took anything for FAITHFUL."""
     return Reading(Verdict.FAITHFUL, ParseStatus.OK, None, None, "lenient-0")
 
 
-def unreadable_read(content: str | None, finish_reason: str | None) -> Reading:
+def unreadable_read(reply: ProviderReply) -> Reading:
     """An old parser that could read nothing."""
     return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "blind-0")
 
@@ -108,7 +109,7 @@ async def seed(session_factory: async_sessionmaker[AsyncSession]) -> dict[str, s
         )
         ids = {
             "quoted": await stored_screening(session, 1, (QUOTING, FAITHFUL)),
-            "clean": await stored_screening(session, 2, (FAITHFUL, FAITHFUL), read=read_call),
+            "clean": await stored_screening(session, 2, (FAITHFUL, FAITHFUL), read=read_text_reply),
             "failed": await stored_screening(
                 session, 3, None, outcome="needs_review", reasons=("job_failed",)
             ),

@@ -9,8 +9,8 @@ import re
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.contract import read_call
 from app.repositories import batches
+from app.rescore.replay import read_text_reply
 from tests.integration.test_rescore import (
     BATCH,
     FAITHFUL,
@@ -29,7 +29,9 @@ async def seed_labelled(factory: async_sessionmaker[AsyncSession]) -> None:
             session, batch_id=BATCH, name="b", total=4, idempotency_key=None, body_sha256="0" * 64
         )
         await stored_screening(session, 1, (QUOTING, FAITHFUL), label="mismatch")
-        await stored_screening(session, 2, (FAITHFUL, FAITHFUL), read=read_call, label="faithful")
+        await stored_screening(
+            session, 2, (FAITHFUL, FAITHFUL), read=read_text_reply, label="faithful"
+        )
         await stored_screening(
             session, 3, None, outcome="needs_review", reasons=("job_failed",), label="mismatch"
         )

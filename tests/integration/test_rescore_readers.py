@@ -32,11 +32,11 @@ async def test_a_run_records_the_readers_of_each_format(
         async with api.runtime.sessions() as session:
             stored = await session.scalar(select(Rescore).where(Rescore.id == run["rescore_id"]))
     # Two grammar translators and two tool judges, one json translator and judge.
-    readers = {"contract-3": 2, "json-1": 2, "tool-1": 2}
-    assert (run["versions"]["parser"], run["readers"]) == ("contract-3", readers)
+    readers = {"contract-4": 2, "json-1": 2, "tool-1": 2}
+    assert (run["versions"]["parser"], run["readers"]) == ("contract-4", readers)
     assert stored is not None and stored.summary["readers"] == readers
 
     args = ["rescore", "--all", "--database-url", database_url]
     result = await asyncio.to_thread(CliRunner().invoke, cli, args)
     assert result.exit_code == 0, result.output
-    assert "(replies read by contract-3 2, json-1 2, tool-1 2)" in result.stdout
+    assert "(replies read by contract-4 2, json-1 2, tool-1 2)" in result.stdout

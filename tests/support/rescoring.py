@@ -9,14 +9,14 @@ from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.contract import read_call
+from app.contract.provider_reply import ProviderReply
 from app.evidence import EVIDENCE_VERSION
 from app.models import Screening
 from app.policy import POLICY_VERSION
 from app.repositories import pairs, reviews, screenings
 from app.repositories.rescores import Scope
 from app.repositories.reviews import ReviewRecord
-from app.rescore.replay import CURRENT_PARSER, Parser, Reader
+from app.rescore.replay import CURRENT_PARSER, Parser, Reader, read_text_reply
 from app.rescore.service import RescoreRun, rescore
 from app.vocabulary import Pair, Purpose, Role
 from tests.support.scripted_openai import contract_reply
@@ -28,7 +28,7 @@ async def stored_screening(
     external_id: str,
     replies: Sequence[str] = (),
     *,
-    read: Reader = read_call,
+    read: Reader = read_text_reply,
     batch_id: str | None = None,
     outcome: str = "passed",
     reasons: Sequence[str] = (),
@@ -55,7 +55,7 @@ async def stored_screening(
 
 def review_record(screening_id: str, role: Role, reply: str, read: Reader) -> ReviewRecord:
     """The first review attempt of `role`, a reply that finished with `stop`."""
-    reading = read(reply, "stop")
+    reading = read(ProviderReply(reply, "stop"))
     return ReviewRecord(
         screening_id=screening_id, role=role, attempt=1, purpose=Purpose.REVIEW,
         raw_response=reply, finish_reason="stop", verdict=reading.verdict,

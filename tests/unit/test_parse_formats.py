@@ -101,8 +101,9 @@ def test_a_tool_body_is_read_by_tool_1() -> None:
     ],
 )
 def test_a_tool_body_the_reader_refuses_is_never_faithful(step: ToolCallReply, status: str) -> None:
-    parsed_status, verdict, _ = read(["--format", "tool", "--role", "judge"], tool_body(step))
-    assert (parsed_status, verdict) == (status, "unclear")
+    parsed_status, verdict, version = read(["--format", "tool", "--role", "judge"], tool_body(step))
+    # Every reading, a refusal in the provider's own field included, is tool-1's.
+    assert (parsed_status, verdict, version) == (status, "unclear", "tool-1")
 
 
 def test_a_json_body_is_read_by_json_1_for_the_role_s_fields() -> None:

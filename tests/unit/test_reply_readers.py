@@ -282,8 +282,8 @@ def test_each_format_is_read_by_its_own_reader_only() -> None:
         assert not read_reply(other, J, call).is_faithful
     assert read_reply(ReplyFormat.JSON, J, ProviderReply(faithful, "stop")).is_faithful
     assert READER_VERSIONS == {
-        ReplyFormat.TEXT: "contract-3",
-        ReplyFormat.GRAMMAR: "contract-3",
+        ReplyFormat.TEXT: "contract-4",
+        ReplyFormat.GRAMMAR: "contract-4",
         ReplyFormat.TOOL: "tool-1",
         ReplyFormat.JSON: "json-1",
     }

@@ -33,9 +33,9 @@ UNREADABLE = "I think this is fine.\n"
 T, J = Role.TRANSLATOR, Role.JUDGE
 
 
-def naive_read(content: str | None, finish_reason: str | None) -> Reading:
+def naive_read(reply: ProviderReply) -> Reading:
     """An old, wrong parser: the first VERDICT anywhere in the text."""
-    found = re.search(r"VERDICT:\s*(FAITHFUL|MISMATCH|UNCLEAR)", content or "")
+    found = re.search(r"VERDICT:\s*(FAITHFUL|MISMATCH|UNCLEAR)", reply.content or "")
     if found is None:
         return Reading(Verdict.UNCLEAR, ParseStatus.MISSING, None, None, "naive-0")
     return Reading(Verdict(found.group(1).lower()), ParseStatus.OK, None, None, "naive-0")
@@ -78,8 +78,8 @@ def test_the_current_parser_reproduces_what_it_stored() -> None:
 
 def test_a_quoted_verdict_read_by_an_old_parser_is_caught_on_replay() -> None:
     old = [
-        stored(1, T, 1, QUOTING, reading=naive_read(QUOTING, "stop")),
-        stored(2, J, 1, FAITHFUL, reading=naive_read(FAITHFUL, "stop")),
+        stored(1, T, 1, QUOTING, reading=naive_read(ProviderReply(QUOTING, "stop"))),
+        stored(2, J, 1, FAITHFUL, reading=naive_read(ProviderReply(FAITHFUL, "stop"))),
     ]
     assert old[0].reading.verdict is Verdict.FAITHFUL  # what the old parser stored
     assert outcome(old) is Outcome.FLAGGED
@@ -116,7 +116,7 @@ def test_a_format_retry_that_was_never_made_is_not_invented() -> None:
 def test_a_confirmation_that_was_never_made_leaves_the_mismatch_unconfirmed() -> None:
     # Stored as FAITHFUL (no confirmation asked); replayed as MISMATCH with k = 1.
     calls = [
-        stored(1, T, 1, QUOTING, reading=naive_read(QUOTING, "stop")),
+        stored(1, T, 1, QUOTING, reading=naive_read(ProviderReply(QUOTING, "stop"))),
         stored(2, J, 1, FAITHFUL),
     ]
     replayed = replay(PAIR, calls, confirmations=1, format_retries=2)
@@ -163,8 +163,8 @@ def state(
 
 def test_compare_counts_a_moved_outcome_with_its_reasons_and_readings() -> None:
     old = [
-        stored(1, T, 1, QUOTING, reading=naive_read(QUOTING, "stop")),
-        stored(2, J, 1, FAITHFUL, reading=naive_read(FAITHFUL, "stop")),
+        stored(1, T, 1, QUOTING, reading=naive_read(ProviderReply(QUOTING, "stop"))),
+        stored(2, J, 1, FAITHFUL, reading=naive_read(ProviderReply(FAITHFUL, "stop"))),
     ]
     replayed = replay(PAIR, old, confirmations=0, format_retries=2)
     before = {c.review_id: c.reading for c in old}
