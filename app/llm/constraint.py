@@ -7,8 +7,11 @@ field only: a server that ignores an unknown field would also ignore a misnamed 
 the reply would come back unconstrained (it is still read strictly, like any reply).
 
 `tool` adds the OpenAI chat `tools` with the one function `submit_review`, whose parameters
-are the role's reply schema (app/contract/reply_schema.py), `tool_choice` forcing it, and
-`parallel_tool_calls: false`. `json` adds `response_format` of type `json_schema` with the
+are the role's reply schema (app/contract/reply_schema.py), `tool_choice: "required"`, and
+`parallel_tool_calls: false`. With one function offered, `"required"` forces exactly that
+function, as the object form naming it does on OpenAI; the string is what llama.cpp's
+`llama-server` reads (it ignores the object form, logs a type error and does not force the
+call), and vLLM and OpenAI read it too. `json` adds `response_format` of type `json_schema` with the
 same schema, `strict: true`. Either way the reply is read strictly by its format's reader
 (app/contract/structured.py): a server that ignores the fields sends a reply that reader
 finds unreadable, never one it reads leniently.
@@ -56,7 +59,8 @@ def tool_request(role: Role) -> dict[str, object]:
     }
     return {
         "tools": [{"type": "function", "function": function}],
-        "tool_choice": {"type": "function", "function": {"name": TOOL_NAME}},
+        # The string form: with one function offered it forces that one (module docstring).
+        "tool_choice": "required",
         "parallel_tool_calls": False,
     }
 

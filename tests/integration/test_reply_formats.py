@@ -112,7 +112,7 @@ async def test_a_forced_tool_call_screens_a_pair_and_is_stored_and_shown(
     assert (body["outcome"], body["reasons"]) == ("passed", [])
 
     request = judge_requests(scripted_openai)[0].json
-    assert request["tool_choice"] == {"type": "function", "function": {"name": TOOL}}
+    assert request["tool_choice"] == "required"
     (tool,) = request["tools"]
     schema = tool["function"]["parameters"]
     assert (tool["function"]["name"], schema["additionalProperties"]) == (TOOL, False)
@@ -243,7 +243,7 @@ async def test_a_panel_judge_asked_for_a_tool_call(
         }
         assert ("a", "tool", "missing") in by_judge and ("b", "text", "ok") in by_judge
         asked_a = [r.json for r in scripted_openai.requests if r.model == "judge-a"]
-        assert all(r["tool_choice"]["function"]["name"] == TOOL for r in asked_a)
+        assert all(r["tool_choice"] == "required" for r in asked_a)
         assert not any("tools" in r.json for r in scripted_openai.requests if r.model == "judge-b")
 
         body = await screened(api, formal=FORMAL.replace("add_zero_right", "t2"))

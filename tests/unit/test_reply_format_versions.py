@@ -159,7 +159,9 @@ def test_no_tool_calls_key_and_null_are_no_calls() -> None:
 
 def test_the_request_forces_the_one_function_with_the_role_s_schema() -> None:
     tool = tool_request(Role.JUDGE)
-    assert tool["tool_choice"] == {"type": "function", "function": {"name": "submit_review"}}
+    # One function offered, and the call required: that function is forced.
+    assert tool["tool_choice"] == "required"
+    assert [t["function"]["name"] for t in tool["tools"]] == ["submit_review"]
     assert tool["parallel_tool_calls"] is False
     assert json.loads(json.dumps(tool))["tools"][0]["function"]["parameters"]["required"] == [
         "verdict",
