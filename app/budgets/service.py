@@ -126,7 +126,7 @@ class ProviderGate:
                 self.budget,
                 tokens=tokens,
                 owner=self.owner,
-                now=utcnow(),
+                clock=utcnow,
                 horizon=self.horizon,
                 lease_seconds=self.lease_seconds,
                 ahead=ahead_for(BATCH_CALLS.get(), self.horizon),

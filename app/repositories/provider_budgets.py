@@ -9,12 +9,15 @@ the same budget and both spend it.
 Before the lock, `admit_call` reads the row and its live leases plainly: a call that
 would get no grant (every slot in flight taken, or its start further off than it may
 reserve) is answered from that read and never queues on the row's lock. Only a call that
-looks grantable locks the row, and decides again on what it then reads.
+looks grantable locks the row, and decides again on what it then reads, at the time read
+once it holds the lock: a caller that waited for the lock never decides (nor counts
+expired leases) at the time it began to wait, which would start its call in the past and
+let the next one start within an interval of it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
@@ -55,14 +58,16 @@ async def admit_call(
     *,
     tokens: int,
     owner: str,
-    now: datetime,
+    clock: Callable[[], datetime],
     horizon: float,
     lease_seconds: float,
     ahead: float | None = None,
 ) -> Admitted | Wait | Later | Busy:
     """Reserve a start for one call within `horizon` seconds, no further ahead than
-    `ahead` (default: the horizon), or say why not. Ends the session's transaction after
+    `ahead` (default: the horizon), or say why not. `clock` is read for the unlocked look and
+    again once the row is locked. Ends the session's transaction after
     its unlocked read (which wrote nothing), so call it on a session with no pending work."""
+    now = clock()
     looked = await _unlocked(session, provider, budget, now)
     if looked is not None:
         decision = admit(looked, budget, tokens, now, horizon, ahead)
@@ -72,6 +77,7 @@ async def admit_call(
         # read begun before another process's write into a write (SQLITE_BUSY_SNAPSHOT).
         await session.rollback()
     budget_id, bucket = await _locked(session, provider, now)
+    now = clock()  # the lock may have been waited for: decide at the time it was taken
     if budget.max_in_flight:
         bucket = await _with_in_flight(session, budget_id, bucket, now)
     decision = admit(bucket, budget, tokens, now, horizon, ahead)
