@@ -10,7 +10,9 @@ Those polls read the row without its lock (app/repositories/provider_budgets.py)
 
 A batch screening's call (app.llm.gate.BATCH_CALLS) reserves no further ahead than
 BATCH_AHEAD_SECONDS: told `Later`, it sleeps until its start would be within reach (with
-jitter, so waiters do not all ask at once) and asks again, within the same `horizon`.
+jitter, so waiters do not all ask at once) and asks again, within the same `horizon`. It
+also leaves the budget's interactive reserve of in-flight slots free (Budget.
+interactive_reserve): past `max_in_flight - reserve` calls in flight it polls as if busy.
 """
 
 from __future__ import annotations
@@ -119,6 +121,7 @@ class ProviderGate:
             waited, poll = waited + pause, min(2 * poll, LAST_POLL_SECONDS)
 
     async def _admit(self, tokens: int) -> Admitted | Wait | Later | Busy:
+        batch = BATCH_CALLS.get()
         async with self.sessions() as session:
             decision = await provider_budgets.admit_call(
                 session,
@@ -129,7 +132,8 @@ class ProviderGate:
                 clock=utcnow,
                 horizon=self.horizon,
                 lease_seconds=self.lease_seconds,
-                ahead=ahead_for(BATCH_CALLS.get(), self.horizon),
+                ahead=ahead_for(batch, self.horizon),
+                batch=batch,
             )
             await session.commit()
         return decision

@@ -11,6 +11,12 @@ Who may reserve how far ahead: a `batch` call only a start within BATCH_AHEAD_SE
 now (further off it is told `Later` and asks again then), an interactive one up to the
 whole horizon. So batch reservations never pile up seconds ahead of the clock, and an
 interactive call finds the next free start near now. The limits themselves are the same.
+
+Who may take the last calls in flight: with `max_in_flight` of 2 or more, a batch call is
+admitted only while fewer than `max_in_flight - reserve` calls (of either kind) are in
+flight, where reserve = max(1, max_in_flight // 10) (`interactive_reserve`); an
+interactive call may take any slot. So batch work never holds every slot, and an
+interactive call finds one free without waiting for a batch call to end.
 """
 
 from __future__ import annotations
@@ -37,6 +43,16 @@ class Budget:
     requests_per_minute: int = 0
     tokens_per_minute: int = 0
     max_in_flight: int = 0
+
+    @property
+    def interactive_reserve(self) -> int:
+        """The calls in flight batch calls leave to interactive ones: max(1, a tenth),
+        none when at most one call may be in flight (a batch call could never run)."""
+        return max(1, self.max_in_flight // 10) if self.max_in_flight >= 2 else 0
+
+    def in_flight_limit(self, batch: bool) -> int:
+        """How many calls may be in flight when a call asks (0: no limit)."""
+        return self.max_in_flight - self.interactive_reserve if batch else self.max_in_flight
 
     @property
     def unlimited(self) -> bool:
@@ -100,10 +116,13 @@ def admit(
     now: datetime,
     horizon: float,
     ahead: float | None = None,
+    *,
+    batch: bool = False,
 ) -> Grant | Wait | Later | Busy:
     """Whether a call of `tokens` (estimated) may start within `horizon` seconds of `now`,
-    reserving no further than `ahead` seconds (default: the horizon; see `ahead_for`)."""
-    if budget.max_in_flight and bucket.in_flight >= budget.max_in_flight:
+    reserving no further than `ahead` seconds (default: the horizon; see `ahead_for`); a
+    `batch` call leaves the interactive reserve of the calls in flight free."""
+    if budget.max_in_flight and bucket.in_flight >= budget.in_flight_limit(batch):
         return Busy()
     start, limit = now, None
     for at, name in _earliest(bucket, budget):

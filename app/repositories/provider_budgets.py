@@ -62,15 +62,17 @@ async def admit_call(
     horizon: float,
     lease_seconds: float,
     ahead: float | None = None,
+    batch: bool = False,
 ) -> Admitted | Wait | Later | Busy:
     """Reserve a start for one call within `horizon` seconds, no further ahead than
-    `ahead` (default: the horizon), or say why not. `clock` is read for the unlocked look and
-    again once the row is locked. Ends the session's transaction after
+    `ahead` (default: the horizon), or say why not; a `batch` call leaves the interactive
+    reserve of the calls in flight free (app/llm/budget.py). `clock` is read for the
+    unlocked look and again once the row is locked. Ends the session's transaction after
     its unlocked read (which wrote nothing), so call it on a session with no pending work."""
     now = clock()
     looked = await _unlocked(session, provider, budget, now)
     if looked is not None:
-        decision = admit(looked, budget, tokens, now, horizon, ahead)
+        decision = admit(looked, budget, tokens, now, horizon, ahead, batch=batch)
         if not isinstance(decision, Grant):
             return decision
         # The read's transaction ends before the lock is asked for: SQLite cannot turn a
@@ -80,7 +82,7 @@ async def admit_call(
     now = clock()  # the lock may have been waited for: decide at the time it was taken
     if budget.max_in_flight:
         bucket = await _with_in_flight(session, budget_id, bucket, now)
-    decision = admit(bucket, budget, tokens, now, horizon, ahead)
+    decision = admit(bucket, budget, tokens, now, horizon, ahead, batch=batch)
     if not isinstance(decision, Grant):
         return decision
     moved = {"next_request_at": decision.next_request_at, "next_token_at": decision.next_token_at}

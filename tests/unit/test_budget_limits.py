@@ -112,3 +112,16 @@ def test_a_batch_call_reserves_no_further_ahead_than_batch_ahead_seconds() -> No
 def test_a_start_past_the_horizon_is_a_wait_for_batch_calls_too() -> None:
     decision = admit(fresh(next_request_at=at(40)), Budget(60), 10, NOW, 30, 1.0)
     assert decision == Wait(40, REQUESTS)
+
+
+def test_batch_calls_leave_the_interactive_reserve_of_calls_in_flight() -> None:
+    # reserve = max(1, max_in_flight // 10) from 2 up; none for a single slot.
+    reserves = {n: Budget(max_in_flight=n).interactive_reserve for n in (1, 2, 9, 10, 19, 20, 64)}
+    assert reserves == {1: 0, 2: 1, 9: 1, 10: 1, 19: 1, 20: 2, 64: 6}
+    budget = Budget(max_in_flight=20)
+    assert admit(fresh(in_flight=18), budget, 1, NOW, 60, batch=True) == Busy()
+    assert isinstance(admit(fresh(in_flight=17), budget, 1, NOW, 60, batch=True), Grant)
+    assert isinstance(admit(fresh(in_flight=19), budget, 1, NOW, 60), Grant)
+    assert admit(fresh(in_flight=20), budget, 1, NOW, 60) == Busy()
+    # One slot: a batch call may take it (else batch work could never run).
+    assert isinstance(admit(fresh(), Budget(max_in_flight=1), 1, NOW, 60, batch=True), Grant)
