@@ -39,6 +39,11 @@ class LeanCheckOut(BaseModel):
     messages: list[LeanMessageOut]
     goal: str | None = Field(description="The elaborated goal of the statement's sorry.")
     detail: str | None = Field(description="Why the status is not ok or error.")
+    reader_version: str | None = Field(
+        description="The reader that read `raw_body` into this status (`lean-1`, `lean-2`, "
+        "...; docs/lean.md). A re-score reads the body again under the current reader and "
+        "never changes this stored check."
+    )
     error: str | None
     raw_body: str | None = Field(description="The server's body exactly as received.")
     latency_ms: int | None
@@ -58,6 +63,7 @@ class LeanCheckOut(BaseModel):
             messages=[LeanMessageOut(**_shown_message(m)) for m in row.messages],
             goal=shown(row.goal),
             detail=shown(row.detail),
+            reader_version=row.reader_version,
             error=shown(row.error),
             raw_body=shown(row.raw_body),
             latency_ms=row.latency_ms,

@@ -6,12 +6,20 @@
         reading = read_call(call)  # status ok / error / timeout / unavailable, messages, goal
 """
 
-from app.lean.body import LeanMessage, LeanReading, read_body, read_call, snippet_code
+from app.lean.body import (
+    LEAN_READER_VERSION,
+    LeanMessage,
+    LeanReading,
+    read_body,
+    read_call,
+    snippet_code,
+)
 from app.lean.call import LeanCall
 from app.lean.client import LeanClient
 from app.lean.errors import LeanBackoff
 
 __all__ = [
+    "LEAN_READER_VERSION",
     "LeanBackoff",
     "LeanCall",
     "LeanClient",

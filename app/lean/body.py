@@ -22,6 +22,10 @@ from typing import Any
 from app.lean.call import LeanCall
 from app.vocabulary import LeanStatus, Pair
 
+# Which rules read a body into a status: stored on each check, counted by a re-score (a
+# stored body read again under a newer version may move its screening). Bumped whenever a
+# body would read differently.
+LEAN_READER_VERSION = "lean-1"
 SEVERITIES = frozenset({"trace", "info", "warning", "error"})
 _TIMEOUT_FAILURE = "timeout"
 
@@ -61,6 +65,7 @@ class LeanReading:
     # Why it is not `ok` or `error`, in a sentence (the server's error string, say).
     detail: str | None = None
     sorries: int = 0
+    reader_version: str = LEAN_READER_VERSION
 
 
 def snippet_code(pair: Pair) -> str:

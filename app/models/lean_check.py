@@ -53,6 +53,9 @@ class LeanCheck(Base):
     goal: Mapped[str | None] = mapped_column(ProviderText())
     # Why the status is not ok or error, in a sentence.
     detail: Mapped[str | None] = mapped_column(ProviderText())
+    # The reader that read `raw_body` into status, messages and goal (app/lean/body.py's
+    # LEAN_READER_VERSION); rows stored before readers had versions hold `lean-1` (0019).
+    reader_version: Mapped[str | None] = mapped_column(String(16))
     latency_ms: Mapped[int | None]
     attempts: Mapped[int] = mapped_column(default=1)
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

@@ -38,6 +38,7 @@ class LeanCheckRecord:
             "messages": [message.as_json() for message in reading.messages],
             "goal": reading.goal,
             "detail": reading.detail,
+            "reader_version": reading.reader_version,
             "latency_ms": call.latency_ms,
             "attempts": call.attempts,
         }

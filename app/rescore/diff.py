@@ -70,10 +70,13 @@ def compare(
     ruling: ScreeningRuling,
     before: Mapping[int, Reading],
     after: Mapping[int, Reading],
+    lean: tuple[str | None, str] | None = None,
 ) -> Change | None:
     """What replaying this screening changes: None when nothing does (same outcome and
     reasons, same readings, same versions), else a Change (`moved` when the outcome or its
-    reasons do; otherwise only versions, or reading texts, are new)."""
+    reasons do; otherwise only versions, or reading texts, are new). `lean`: the reader
+    versions of its stored Lean check, as stored and as read again now; a move that only a
+    newer Lean reader explains is versioned, and its ruling names that reader."""
     new = ruling.ruling
     moved = (new.outcome, new.reasons) != (current.outcome, current.reasons)
     differing = {
@@ -83,6 +86,7 @@ def compare(
         or before[review_id].parser_version != reading.parser_version
     }
     reread = any(old.parser_version != new_.parser_version for old, new_ in differing.values())
+    reread = reread or (lean is not None and lean[0] != lean[1])
     decided_anew = (new.policy_version, ruling.evidence_version) != (
         current.policy_version,
         current.evidence_version,
@@ -97,12 +101,18 @@ def compare(
     return Change(
         current,
         ruling,
-        parser_versions(before.values()),
-        parser_versions(after.values()),
+        _with_reader(parser_versions(before.values()), None if lean is None else lean[0]),
+        _with_reader(parser_versions(after.values()), None if lean is None else lean[1]),
         differing,
         moved=moved,
         unversioned=unversioned,
     )
+
+
+def _with_reader(versions: str, reader: str | None) -> str:
+    """The versions a ruling was decided under, with its Lean check's reader among them."""
+    named = {*versions.split(","), reader or ""}
+    return ",".join(sorted(named - {""}))
 
 
 @dataclass

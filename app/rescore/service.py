@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.contract.reading import Reading
 from app.errors import NotFound
 from app.evidence import EVIDENCE_VERSION
+from app.lean import LEAN_READER_VERSION
 from app.models.lean_check import LeanCheck
 from app.pipeline.lean_step import ruled_after_lean, stopped_by_lean, stored_reading
 from app.pipeline.ruling import ScreeningRuling
@@ -182,9 +183,12 @@ def _replayed(
     if JOB_FAILED in current.reasons:
         diff.skip(current, JOB_FAILED)
         return None
+    lean = None if check is None else (check.reader_version, LEAN_READER_VERSION)
+    if check is not None:  # its stored body is read again, by today's Lean reader
+        diff.readers[LEAN_READER_VERSION] += 1
     stopped = None if check is None else stopped_by_lean(screening.pair, stored_reading(check))
     if stopped is not None:
-        return _ruled(diff, current, stopped, {}, {}, incomplete=False)
+        return _ruled(diff, current, stopped, {}, {}, incomplete=False, lean=lean)
     if not replayable(calls, screening.panel):
         diff.skip(current, "no_stored_calls")
         return None
@@ -199,7 +203,7 @@ def _replayed(
     diff.readers.update(reading.parser_version for reading in replayed.readings.values())
     before = {call.review_id: call.reading for call in calls}
     ruling = replayed.ruling if check is None else ruled_after_lean(replayed.ruling)
-    return _ruled(diff, current, ruling, before, replayed.readings, replayed.incomplete)
+    return _ruled(diff, current, ruling, before, replayed.readings, replayed.incomplete, lean)
 
 
 def _ruled(
@@ -209,8 +213,9 @@ def _ruled(
     before: dict[int, Reading],
     after: dict[int, Reading],
     incomplete: bool,
+    lean: tuple[str | None, str] | None = None,
 ) -> Change | None:
-    change = compare(current, ruling, before, after)
+    change = compare(current, ruling, before, after, lean)
     diff.add(change, incomplete=incomplete)
     diff.calibrate(current, ruling.ruling.outcome)
     return None if change is None or change.unversioned else change

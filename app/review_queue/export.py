@@ -46,6 +46,7 @@ EXPORT_COLUMNS = (
     "formal", "header", "outcome", "reasons", "policy_version", "audit", "double_review",
     "kind", "decision", "note", "defects", "blind", "reviewer", "reviewer_role",
     "decided_at", "superseded", "withdrawn", "lean_status", "lean_goal", "lean_errors",
+    "lean_reader_version",
 )  # fmt: skip
 
 
@@ -82,12 +83,19 @@ def export_record(row: ExportRow, lean: LeanCheck | None = None) -> dict[str, An
 
 def lean_record(lean: LeanCheck | None) -> dict[str, Any]:
     if lean is None:
-        return {"lean_status": LEAN_NOT_CHECKED, "lean_goal": None, "lean_errors": []}
+        return {
+            "lean_status": LEAN_NOT_CHECKED,
+            "lean_goal": None,
+            "lean_errors": [],
+            "lean_reader_version": None,
+        }
     errors = [m for m in lean.messages if m.get("severity") == "error"]
     return {
         "lean_status": lean.status.value,
         "lean_goal": lean.goal,
         "lean_errors": [f"{m['line']}:{m['column']}: {m['data']}" for m in errors],
+        # The reader that read the stored body into that status (docs/lean.md).
+        "lean_reader_version": lean.reader_version,
     }
 
 

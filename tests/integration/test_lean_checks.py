@@ -314,7 +314,7 @@ async def test_the_decisions_export_carries_the_lean_check(
         "ok",
         "x : Int\n⊢ x = x",
     )
-    assert table.splitlines()[0].endswith("lean_status,lean_goal,lean_errors")
+    assert table.splitlines()[0].endswith("lean_status,lean_goal,lean_errors,lean_reader_version")
 
 
 STATEMENTS = {
