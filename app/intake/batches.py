@@ -161,10 +161,11 @@ async def submit_batch(
     idempotency_key: str | None = None,
 ) -> Accepted:
     """Store the batch and queue (or decide) its items, or return the batch an earlier
-    request with the same `idempotency_key` stored (409 if that request's body differed).
+    request of `principal`'s key with the same `idempotency_key` stored (409 if that
+    request's body differed; another key's batch under the same key is never found).
     Its items are `principal`'s, at priority batch unless they ask otherwise (admission)."""
     if idempotency_key is not None:
-        earlier = await batches.get_by_key(session, idempotency_key)
+        earlier = await batches.get_by_key(session, principal.name, idempotency_key)
         if earlier is not None:
             return _repeat(earlier, body)
     items = read_items(body)
@@ -177,6 +178,7 @@ async def submit_batch(
         batch_id=batch_id,
         name=items.name or name,
         total=len(findings),
+        scope=principal.name,
         idempotency_key=idempotency_key,
         body_sha256=body.sha256,
     )
@@ -184,7 +186,8 @@ async def submit_batch(
         # Only the key can clash (the id is new): another request with this key committed
         # while this one was checking its items.
         key = str(idempotency_key)
-        return _repeat(await held_by(partial(batches.get_by_key, session, key), key), body)
+        find = partial(batches.get_by_key, session, principal.name, key)
+        return _repeat(await held_by(find, key), body)
     queued = await _store_items(session, batch_id, items, findings, settings, principal)
     if queued:
         await admission.check_caps(session, principal, settings)

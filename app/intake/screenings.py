@@ -75,10 +75,10 @@ async def submit(
     """Store the screening, as a chunk of one on the path a batch takes: supplied replies are
     decided at once, others are queued. With `keyed`, a repeat within
     FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS gets the screening stored first (409 if its
-    body differed)."""
+    body differed); keys are `principal`'s own, another key's same key is another."""
     if keyed is not None:
         since = utcnow() - timedelta(seconds=settings.screening_idempotency_seconds)
-        find = partial(screening_keys.find, session, keyed.key, since=since)
+        find = partial(screening_keys.find, session, principal.name, keyed.key, since=since)
         if earlier := await find():
             return await _repeat(session, earlier, keyed)
     check_request(request, settings)
@@ -87,7 +87,7 @@ async def submit(
     )
     await admission.lock_caps(session, principal)
     if keyed is not None:
-        if not await _take(session, keyed, submission.screening_id, since):
+        if not await _take(session, principal, keyed, submission.screening_id, since):
             return await _repeat(session, await held_by(find, keyed.key), keyed)
         # More than the one key this adds: the table stays the size of one window.
         await screening_keys.remove_expired(session, since=since, limit=EXPIRED_PER_SUBMISSION)
@@ -97,9 +97,11 @@ async def submit(
     return Submitted(await _stored(session, stored.screening_ids[0]), created=True)
 
 
-async def _take(session: AsyncSession, keyed: Keyed, screening_id: str, since: datetime) -> bool:
+async def _take(
+    session: AsyncSession, principal: Principal, keyed: Keyed, screening_id: str, since: datetime
+) -> bool:
     return await screening_keys.take(
-        session, keyed.key, screening_id, keyed.body_sha256, since=since
+        session, principal.name, keyed.key, screening_id, keyed.body_sha256, since=since
     )
 
 

@@ -36,7 +36,8 @@ REPLIES_DOC = (
 IDEMPOTENCY_DOC = (
     "Your own key for this pair (up to 255 characters): calling again with the same key and "
     "the same arguments returns the screening made the first time (within the server's "
-    "window) instead of screening again; other arguments under the key are refused."
+    "window) instead of screening again; other arguments under the key are refused. Keys "
+    "are your API key's own: another key's same key never meets yours."
 )
 # As the API's `replies` (SuppliedReplies), which checks them.
 Replies = dict[str, str | dict[str, str]]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import uuid
 from datetime import datetime
 
-from sqlalchemy import Index, String
+from sqlalchemy import Index, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from app.clock import utcnow
@@ -28,13 +28,17 @@ class Batch(Base):
     __table_args__ = (
         # Listing is newest first with a (created_at, id) keyset cursor.
         Index("ix_batches_created_at_id", "created_at", "id"),
+        UniqueConstraint("idempotency_scope", "idempotency_key"),
     )
 
     id: Mapped[str] = mapped_column(String(36), primary_key=True, default=new_batch_id)
     name: Mapped[str | None] = mapped_column(String(200))
     total: Mapped[int]
-    # The client's Idempotency-Key: a repeat with the same key finds this batch.
-    idempotency_key: Mapped[str | None] = mapped_column(String(255), unique=True)
+    # The client's Idempotency-Key: a repeat with the same key, from the same API key,
+    # finds this batch. The scope is that API key's name (app.auth.Principal.name;
+    # "anonymous" with auth off), set with the key.
+    idempotency_scope: Mapped[str | None] = mapped_column(String(100))
+    idempotency_key: Mapped[str | None] = mapped_column(String(255))
     # sha256 of the request body, to tell a true repeat from a key reused for another body.
     body_sha256: Mapped[str] = mapped_column(String(64))
     created_at: Mapped[datetime] = mapped_column(UTCDateTime(), default=utcnow)

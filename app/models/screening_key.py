@@ -1,5 +1,6 @@
 """screening_keys: the Idempotency-Key of a single screening (POST /v1/screenings), held for
-FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS. A batch keeps its key on its own row (batches)."""
+FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS, per API key. A batch keeps its key on its own row
+(batches), per API key too."""
 
 from __future__ import annotations
 
@@ -16,6 +17,9 @@ from app.models.base import Base
 class ScreeningKey(Base):
     __tablename__ = "screening_keys"
 
+    # Whose key it is: the API key's name (app.auth.Principal.name; "anonymous" with auth
+    # off). Two keys (two pipelines) may send the same Idempotency-Key without meeting.
+    scope: Mapped[str] = mapped_column(String(100), primary_key=True)
     idempotency_key: Mapped[str] = mapped_column(String(255), primary_key=True)
     # No foreign key: the key is stored first, in the transaction that then stores this
     # screening, so a request that loses the race for a key has stored nothing.

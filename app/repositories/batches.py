@@ -50,20 +50,26 @@ async def add(
     total: int,
     idempotency_key: str | None,
     body_sha256: str,
+    scope: str | None = None,
 ) -> bool:
-    """Store the batch row; False (nothing stored) if a batch holds `idempotency_key`.
+    """Store the batch row; False (nothing stored) if a batch holds `idempotency_key` in
+    `scope` (the API key's name, which a key needs; kept only with one).
 
     Race-safe: of two requests with one key, the second waits for the first to commit and
     then stores nothing.
     """
+    if idempotency_key is not None and scope is None:
+        raise ValueError("an Idempotency-Key is held in an API key's scope: name the scope")
     values = {
         "id": batch_id,
         "name": name,
         "total": total,
+        "idempotency_scope": None if idempotency_key is None else scope,
         "idempotency_key": idempotency_key,
         "body_sha256": body_sha256,
     }
-    return await insert_unless_exists(session, Batch, values, ["idempotency_key"])
+    held = ["idempotency_scope", "idempotency_key"]
+    return await insert_unless_exists(session, Batch, values, held)
 
 
 async def get(session: AsyncSession, batch_id: str) -> Batch | None:
@@ -83,8 +89,10 @@ async def ids_named(session: AsyncSession, name: str, limit: int) -> list[str]:
     return list((await session.execute(statement.limit(limit))).scalars())
 
 
-async def get_by_key(session: AsyncSession, idempotency_key: str) -> Batch | None:
-    statement = select(Batch).where(Batch.idempotency_key == idempotency_key)
+async def get_by_key(session: AsyncSession, scope: str, idempotency_key: str) -> Batch | None:
+    statement = select(Batch).where(
+        Batch.idempotency_scope == scope, Batch.idempotency_key == idempotency_key
+    )
     return (await session.execute(statement)).scalar_one_or_none()
 
 

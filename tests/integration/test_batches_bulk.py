@@ -45,7 +45,13 @@ async def test_new_screenings_are_stored_queued_or_decided_with_their_jobs(
 ) -> None:
     [pair_id] = await pairs.get_or_create_many(session, [pair(0)])
     assert await batches.add(
-        session, batch_id="b", name=None, total=2, idempotency_key="k", body_sha256="0" * 64
+        session,
+        batch_id="b",
+        name=None,
+        total=2,
+        idempotency_key="k",
+        body_sha256="0" * 64,
+        scope="anonymous",
     )
     queued = NewScreening(
         id="q", pair_id=pair_id, external_id="x", batch_id="b", batch_index=0, confirmations=1
@@ -75,6 +81,12 @@ async def test_new_screenings_are_stored_queued_or_decided_with_their_jobs(
     assert rows["d"].finished_at is not None and rows["q"].confirmations == 1
     assert [j.screening_id for j in (await session.execute(select(Job))).scalars()] == ["q"]
     assert not await batches.add(
-        session, batch_id="c", name=None, total=1, idempotency_key="k", body_sha256="1" * 64
+        session,
+        batch_id="c",
+        name=None,
+        total=1,
+        idempotency_key="k",
+        body_sha256="1" * 64,
+        scope="anonymous",
     )
     assert await count(session, Batch) == 1

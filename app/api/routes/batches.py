@@ -45,7 +45,8 @@ router = APIRouter(
 RESULTS_PAGE = 500
 IDEMPOTENCY_DOC = (
     "A repeat with the same key and the same body (byte for byte) returns the batch "
-    "stored first, with 200 instead of 202, and stores nothing; another body: 409."
+    "stored first, with 200 instead of 202, and stores nothing; another body: 409. Keys "
+    "are scoped per API key: another key's same Idempotency-Key is another key."
 )
 ERROR_DESCRIPTIONS = {
     400: "Malformed JSON, or JSON nested deeper than 64 levels.",

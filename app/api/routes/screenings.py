@@ -45,7 +45,8 @@ IDEMPOTENCY_DOC = (
     "A repeat with the same key and the same body (byte for byte) within "
     "FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS returns the screening stored first, with 200 "
     "instead of 202, and stores nothing; another body: 409 `idempotency_key_reused`. After "
-    "the window the key makes a new screening."
+    "the window the key makes a new screening. Keys are scoped per API key: another key's "
+    "same Idempotency-Key is another key."
 )
 SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     200: {"model": Accepted, "description": "An Idempotency-Key repeat: the earlier screening."},
