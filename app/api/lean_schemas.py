@@ -40,6 +40,7 @@ class LeanCheckOut(BaseModel):
     goal: str | None = Field(description="The elaborated goal of the statement's sorry.")
     detail: str | None = Field(description="Why the status is not ok or error.")
     reader_version: str | None = Field(
+        default=None,
         description="The reader that read `raw_body` into this status (`lean-1`, `lean-2`, "
         "...; docs/lean.md). A re-score reads the body again under the current reader and "
         "never changes this stored check."
