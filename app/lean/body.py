@@ -11,11 +11,18 @@ severity `error` makes it `error`; an `error` string saying "timed out" (Kimina'
 kimina_client SnippetStatus) is `timeout`; anything else (another error string, the REPL's
 `{"message"}`, a shape we do not know, a severity we do not know, a status that is not a
 success, no body) is `unavailable`.
+
+`ok` needs the answer to show that Lean elaborated the snippet (lean-2): the response holds
+a `messages` list, and a snippet that uses `sorry` has at least one sorry with its goal
+(Lean reports the goal of every `sorry` it elaborates, and warns "declaration uses
+`sorry`"). The REPL leaves empty lists out, so `{}` (or `{"env": 0}`) says nothing was
+elaborated that we can see: `unavailable`, with what was missing, never `ok`.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +32,12 @@ from app.vocabulary import LeanStatus, Pair
 # Which rules read a body into a status: stored on each check, counted by a re-score (a
 # stored body read again under a newer version may move its screening). Bumped whenever a
 # body would read differently.
-LEAN_READER_VERSION = "lean-1"
+LEAN_READER_VERSION = "lean-2"
 SEVERITIES = frozenset({"trace", "info", "warning", "error"})
 _TIMEOUT_FAILURE = "timeout"
+# `sorry` as a word of the snippet (in a comment too: then a sorry goal is asked for and
+# its absence reads `unavailable`, the safe side).
+_SORRY = re.compile(r"(?<![\w.'])sorry(?![\w'])")
 
 
 class MalformedAnswer(Exception):
@@ -74,32 +84,42 @@ def snippet_code(pair: Pair) -> str:
 
 
 def read_call(call: LeanCall) -> LeanReading:
-    return read_answer(call.http_status, call.raw_body, call.failure, call.snippet_id)
+    return read_answer(call.http_status, call.raw_body, call.failure, call.snippet_id, call.code)
 
 
 def read_answer(
-    http_status: int | None, raw_body: str | None, failure: str | None, snippet_id: str
+    http_status: int | None,
+    raw_body: str | None,
+    failure: str | None,
+    snippet_id: str,
+    code: str,
 ) -> LeanReading:
-    """The reading of a stored or fresh check: the call's outcome first, then the body."""
+    """The reading of a stored or fresh check of `code`: the call's outcome first, then
+    the body."""
     if failure == _TIMEOUT_FAILURE:
         return LeanReading(LeanStatus.TIMEOUT, detail="no answer within the client's deadline")
     if failure is not None or http_status is None or raw_body is None:
         return _unavailable(failure or "no response")
     if not 200 <= http_status <= 299:
         return _unavailable(f"HTTP {http_status}")
-    return read_body(raw_body, snippet_id)
+    return read_body(raw_body, snippet_id, code)
 
 
-def read_body(raw_body: str, snippet_id: str) -> LeanReading:
+def read_body(raw_body: str, snippet_id: str, code: str) -> LeanReading:
+    """The reading of a success's body, the answer to a check of `code`."""
     try:
-        return _read(json.loads(raw_body), snippet_id)
+        return _read(json.loads(raw_body), snippet_id, uses_sorry(code))
     except (ValueError, RecursionError):
         return _unavailable("the body is not JSON")
     except MalformedAnswer as error:
         return _unavailable(f"the body is not a Kimina answer: {error}")
 
 
-def _read(data: Any, snippet_id: str) -> LeanReading:
+def uses_sorry(code: str) -> bool:
+    return _SORRY.search(code) is not None
+
+
+def _read(data: Any, snippet_id: str, sorry: bool) -> LeanReading:
     result = _one_result(data, snippet_id)
     error = result.get("error")
     if error is not None:
@@ -111,11 +131,16 @@ def _read(data: Any, snippet_id: str) -> LeanReading:
         raise MalformedAnswer("no response")
     if "message" in response and "messages" not in response:
         return _unavailable(f"the REPL failed: {_text(response['message'], 'message')}")
-    messages = tuple(_message(m) for m in _list(response.get("messages"), "messages"))
+    if not isinstance(response.get("messages"), list):
+        raise MalformedAnswer("the response holds no messages list")
+    messages = tuple(_message(m) for m in response["messages"])
     goals = [_goal(s) for s in _list(response.get("sorries"), "sorries")]
-    failed = any(m.severity == "error" for m in messages)
-    status = LeanStatus.ERROR if failed else LeanStatus.OK
-    return LeanReading(status, messages, goals[0] if goals else None, sorries=len(goals))
+    goal = goals[0] if goals else None
+    if any(m.severity == "error" for m in messages):
+        return LeanReading(LeanStatus.ERROR, messages, goal, sorries=len(goals))
+    if sorry and not goals:
+        raise MalformedAnswer("the snippet uses sorry and the response reports no sorry goal")
+    return LeanReading(LeanStatus.OK, messages, goal, sorries=len(goals))
 
 
 def _one_result(data: Any, snippet_id: str) -> dict[str, Any]:
@@ -157,7 +182,7 @@ def _position(value: Any, name: str) -> tuple[int, int]:
 
 
 def _list(value: Any, name: str) -> list[Any]:
-    if value is None:
+    if value is None:  # the REPL leaves an empty list out
         return []
     if not isinstance(value, list):
         raise MalformedAnswer(f"{name} is not a list")

@@ -48,7 +48,9 @@ class LeanStep:
 
 
 def stored_reading(stored: LeanCheck) -> LeanReading:
-    return read_answer(stored.http_status, stored.raw_body, stored.failure, stored.snippet_id)
+    return read_answer(
+        stored.http_status, stored.raw_body, stored.failure, stored.snippet_id, stored.code
+    )
 
 
 def stopped_by_lean(pair: Pair, reading: LeanReading) -> ScreeningRuling | None:

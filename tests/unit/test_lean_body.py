@@ -13,6 +13,8 @@ from app.vocabulary import LeanStatus, Pair
 from tests.support.scripted_kimina import Recorded
 
 ID = "s-1"
+# What the recorded answers answered: a statement proved by `sorry`.
+CODE = "theorem refl_int (x : Int) : x = x := by sorry"
 
 
 def body(name: str, edit: tuple[str, str] | None = None) -> str:
@@ -20,7 +22,7 @@ def body(name: str, edit: tuple[str, str] | None = None) -> str:
 
 
 def test_a_clean_sorry_is_ok_with_its_goal_and_its_warning() -> None:
-    reading = read_body(body("sorry_goal.json"), ID)
+    reading = read_body(body("sorry_goal.json"), ID, CODE)
     assert (reading.status, reading.goal, reading.sorries) == (LeanStatus.OK, "x : Int\n⊢ x = x", 1)
     (warning,) = reading.messages
     assert (warning.severity, warning.line, warning.column, warning.end_column) == (
@@ -33,7 +35,7 @@ def test_a_clean_sorry_is_ok_with_its_goal_and_its_warning() -> None:
 
 @pytest.mark.parametrize("name", ["unknown_identifier.json", "type_mismatch.json"])
 def test_a_message_of_severity_error_is_an_error(name: str) -> None:
-    reading = read_body(body(name), ID)
+    reading = read_body(body(name), ID, CODE)
     assert reading.status is LeanStatus.ERROR
     assert reading.goal is None
 
@@ -41,13 +43,13 @@ def test_a_message_of_severity_error_is_an_error(name: str) -> None:
 def test_an_error_beside_a_sorry_is_still_an_error() -> None:
     data = json.loads(body("sorry_goal.json"))
     data["results"][0]["response"]["messages"][0]["severity"] = "error"
-    assert read_body(json.dumps(data), ID).status is LeanStatus.ERROR
+    assert read_body(json.dumps(data), ID, CODE).status is LeanStatus.ERROR
 
 
 def test_a_timed_out_command_is_a_timeout_and_another_error_string_unavailable() -> None:
-    assert read_body(body("timeout.json"), ID).status is LeanStatus.TIMEOUT
+    assert read_body(body("timeout.json"), ID, CODE).status is LeanStatus.TIMEOUT
     other = body("timeout.json", ("Lean REPL command timed out in 60.0 seconds", "boom"))
-    assert read_body(other, ID).status is LeanStatus.UNAVAILABLE
+    assert read_body(other, ID, CODE).status is LeanStatus.UNAVAILABLE
 
 
 HOSTILE = {
@@ -70,7 +72,7 @@ HOSTILE = {
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
 def test_every_other_body_is_unavailable(case: str) -> None:
-    reading = read_body(HOSTILE[case], ID)
+    reading = read_body(HOSTILE[case], ID, CODE)
     assert reading.status is LeanStatus.UNAVAILABLE, reading
     assert reading.detail
 
@@ -90,7 +92,7 @@ def test_every_other_body_is_unavailable(case: str) -> None:
 def test_the_call_is_read_before_its_body(
     status: int | None, failure: str | None, expected: LeanStatus
 ) -> None:
-    assert read_answer(status, body("sorry_goal.json"), failure, ID).status is expected
+    assert read_answer(status, body("sorry_goal.json"), failure, ID, CODE).status is expected
 
 
 def test_the_snippet_is_the_header_a_newline_and_the_formal_as_submitted() -> None:
