@@ -43,7 +43,7 @@ class LeanCheckOut(BaseModel):
         default=None,
         description="The reader that read `raw_body` into this status (`lean-1`, `lean-2`, "
         "...; docs/lean.md). A re-score reads the body again under the current reader and "
-        "never changes this stored check."
+        "never changes this stored check.",
     )
     error: str | None
     raw_body: str | None = Field(description="The server's body exactly as received.")
