@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from app.lean.call import LeanCall
+from app.outside_text import LONE_SURROGATE
 from app.vocabulary import LeanStatus, Pair
 
 # Which rules read a body into a status: stored on each check, counted by a re-score (a
@@ -107,6 +108,10 @@ def read_answer(
 
 def read_body(raw_body: str, snippet_id: str, code: str) -> LeanReading:
     """The reading of a success's body, the answer to a check of `code`."""
+    if LONE_SURROGATE.search(raw_body):
+        # Bytes that were not UTF-8 (the client keeps them as lone surrogates): JSON is
+        # UTF-8, so this is not an answer we can trust, whatever its parse would say.
+        return _unavailable("the body is not UTF-8")
     try:
         return _read(json.loads(raw_body), snippet_id, uses_sorry(code))
     except (ValueError, RecursionError):

@@ -10,7 +10,9 @@ class LeanCall:
     """One `LeanClient.check()`, answered or not.
 
     `raw_body` is the final attempt's body exactly as received (credentials redacted when
-    the status was not a success); `http_status` None when no response came. `failure`
+    the status was not a success), bytes that are not UTF-8 as lone surrogates
+    (`surrogateescape`: `raw_body.encode("utf-8", "surrogateescape")` gives them back);
+    `http_status` None when no response came. `failure`
     says why no body could be read as an answer: "timeout" (the client's deadline),
     "connection error", "protocol error", "reply too large"; None when one came back.
     """

@@ -198,7 +198,9 @@ class LeanClient:
             read = await read_capped(response, MAX_RESPONSE_BYTES)
             if not read.whole:
                 response.close()
-            text = read.data.decode("utf-8", errors="replace")
+            # Bytes that are not UTF-8 are kept as lone surrogates, which the column keeps
+            # (ProviderText(raw=True)): the stored body encodes back to the bytes received.
+            text = read.data.decode("utf-8", errors="surrogateescape")
             return response.status, response.headers, text, read.whole
 
     async def _server_version(self) -> str | None:
