@@ -48,31 +48,45 @@ async def lock_caps(session: AsyncSession, principal: Principal) -> None:
     await jobs.lock_submitter(session, principal.name)
 
 
-async def check_caps(session: AsyncSession, principal: Principal, settings: Settings) -> None:
-    """After storing, in the same transaction (which a refusal rolls back): 429 when the
-    key's outstanding screenings, these included, pass a cap."""
-    counts = await jobs.outstanding(session, principal.name)
+async def check_caps(
+    session: AsyncSession, principal: Principal, settings: Settings, queued: int
+) -> None:
+    """After storing `queued` jobs, in the same transaction (which a refusal rolls back):
+    429 when the key's outstanding screenings, these included, pass a cap.
+
+    Cheap at any queue size: the span of the key's turns bounds its live jobs (four index
+    lookups), and only a key whose span passes a cap is counted, the count stopping at the
+    cap plus this request's jobs plus one. That count is exact whenever the key was within
+    the cap before (the lock above makes that so, unless a cap was lowered: then the
+    answer says "at least")."""
     caps = (
-        (sum(counts.values()), settings.key_max_outstanding, "key_outstanding_cap", ""),
+        (settings.key_max_outstanding, None, "key_outstanding_cap", ""),
         (
-            counts[Priority.INTERACTIVE],
             settings.key_max_outstanding_interactive,
+            Priority.INTERACTIVE,
             "key_interactive_cap",
             "_INTERACTIVE",
         ),
     )
-    for count, cap, code, suffix in caps:
-        if cap and count > cap:
-            raise _over_cap(principal, code, cap, count, suffix)
+    for cap, priority, code, suffix in caps:
+        if not cap or await jobs.outstanding_at_most(session, principal.name, priority) <= cap:
+            continue
+        limit = cap + queued + 1
+        count = await jobs.outstanding_up_to(session, principal.name, limit, priority)
+        if count > cap:
+            raise _over_cap(principal, code, cap, count, suffix, at_least=count == limit)
 
 
-def _over_cap(principal: Principal, code: str, cap: int, count: int, suffix: str) -> AppError:
+def _over_cap(
+    principal: Principal, code: str, cap: int, count: int, suffix: str, *, at_least: bool
+) -> AppError:
     kind = "interactive " if suffix else ""
+    made = f"at least {count}" if at_least else str(count)
     return AppError(
         429,
         code,
         f"key '{principal.name}' may have at most {cap} {kind}screenings queued or running "
-        f"(FAITHSCREEN_KEY_MAX_OUTSTANDING{suffix}); this request would make {count}. "
+        f"(FAITHSCREEN_KEY_MAX_OUTSTANDING{suffix}); this request would make {made}. "
         "Nothing was stored: retry once some have finished",
         extra={"cap": cap, "outstanding": count},
         headers={"Retry-After": str(CAP_RETRY_AFTER_SECONDS)},

@@ -190,7 +190,7 @@ async def submit_batch(
         return _repeat(await held_by(find, key), body)
     queued = await _store_items(session, batch_id, items, findings, settings, principal)
     if queued:
-        await admission.check_caps(session, principal, settings)
+        await admission.check_caps(session, principal, settings, queued)
     return Accepted(await _by_id(session, batch_id), created=True, queued=queued)
 
 

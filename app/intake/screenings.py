@@ -93,7 +93,7 @@ async def submit(
         await screening_keys.remove_expired(session, since=since, limit=EXPIRED_PER_SUBMISSION)
     stored = await store_chunk(session, None, [submission], settings, submitter=principal.name)
     if stored.queued:
-        await admission.check_caps(session, principal, settings)
+        await admission.check_caps(session, principal, settings, stored.queued)
     return Submitted(await _stored(session, stored.screening_ids[0]), created=True)
 
 

@@ -29,7 +29,17 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from sqlalchemy import ColumnElement, Table, and_, func, insert, literal_column, select, update
+from sqlalchemy import (
+    ColumnElement,
+    Select,
+    Table,
+    and_,
+    func,
+    insert,
+    literal_column,
+    select,
+    update,
+)
 from sqlalchemy.engine import CursorResult
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm import InstrumentedAttribute
@@ -105,6 +115,39 @@ async def outstanding(session: AsyncSession, submitter: str) -> dict[Priority, i
     )
     found = {rank: int(n) for rank, n in (await session.execute(statement)).all()}
     return {priority: found.get(rank, 0) for priority, rank in PRIORITY_RANKS.items()}
+
+
+async def outstanding_at_most(
+    session: AsyncSession, submitter: str, priority: Priority | None = None
+) -> int:
+    """A bound on `submitter`'s queued and running jobs (of `priority`, else all) from the
+    ends of their turns, two index lookups a priority (ix_jobs_live_submitter): a key's
+    live jobs at one priority hold distinct turns (`enqueue_many` gives each chunk the
+    ones after the key's last, under the key's intake lock; a retried or released job
+    keeps its own), so they are at most last - first + 1. Exact while the key's turns
+    run without gaps, as one batch's do."""
+    ranks = PRIORITY_RANKS.values() if priority is None else [PRIORITY_RANKS[priority]]
+    bound = 0
+    for rank in ranks:
+        ends = select(func.min(Job.turn), func.max(Job.turn)).where(
+            LIVE_ONLY, Job.submitter == submitter, Job.priority_rank == rank
+        )
+        first, last = (await session.execute(ends)).one()
+        bound += 0 if first is None else last - first + 1
+    return bound
+
+
+async def outstanding_up_to(
+    session: AsyncSession, submitter: str, limit: int, priority: Priority | None = None
+) -> int:
+    """`submitter`'s queued and running jobs (of `priority`, else all), counted no further
+    than `limit`: the count reads at most `limit` entries of the key's live jobs (by
+    ix_jobs_live_submitter), however many it has outstanding."""
+    live: Select[Any] = select(literal_column("1")).where(LIVE_ONLY, Job.submitter == submitter)
+    if priority is not None:
+        live = live.where(Job.priority_rank == PRIORITY_RANKS[priority])
+    statement = select(func.count()).select_from(live.limit(limit).subquery())
+    return int((await session.execute(statement)).scalar_one())
 
 
 async def claim(
