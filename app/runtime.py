@@ -37,7 +37,8 @@ log = logging.getLogger("faithscreen.runtime")
 NO_PROVIDERS_NO_WORKER = (
     "no worker runs in this process: it takes no screening job, each of which needs a "
     "provider for both roles; set %s to let it screen (queued jobs wait for a worker "
-    "that has them; supplied replies are still decided at intake)"
+    "that has them; supplied replies are still decided at intake, unless a Lean server "
+    "must check them first)"
 )
 
 # A young generation this large is collected ~30 times less often than the default 700;
@@ -152,8 +153,9 @@ class Runtime:
         missing = settings.missing_providers()
         if with_worker and missing:
             # Every queued job needs both roles' calls (supplied replies are decided at
-            # intake): a worker here could only turn them into provider errors, while a
-            # worker that has the providers would screen them.
+            # intake, or queued for a Lean check a worker with providers makes): a worker
+            # here could only turn them into provider errors, while a worker that has the
+            # providers would screen them.
             log.warning(NO_PROVIDERS_NO_WORKER, ", ".join(missing))
             with_worker = False
         if with_worker:

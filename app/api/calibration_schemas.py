@@ -112,7 +112,7 @@ class CalibrationOut(SliceOut):
     by_lean_status: dict[str, SliceOut] = Field(
         default_factory=dict,
         description="By the screening's `lean_status` (`ok`, `error`, `timeout`, "
-        "`unavailable`, `not_checked` without a Lean server or with supplied replies): each "
+        "`unavailable`, `not_checked` without a Lean server): each "
         "status with labelled, done screenings.",
     )
     non_evidential: dict[str, int] = Field(

@@ -92,7 +92,8 @@ def _screening(
     submission: Submission, pair_id: int, batch_id: str | None, settings: Settings
 ) -> tuple[NewScreening, list[ReviewRecord]]:
     """The new screening's row, and the reviews of its supplied replies: with replies it
-    is decided at once (no confirmations: none would be asked of a provider)."""
+    is decided at once (no confirmations: none would be asked of a provider), unless a
+    Lean server must check it first (FAITHSCREEN_LEAN_SERVER_URL): then it is queued."""
     request = submission.request
     panel = request_panel(request, settings)
     screening = NewScreening(
@@ -114,6 +115,10 @@ def _screening(
     if findings is None:
         findings = tuple(run_checks(pair_of(request)))
     ruling, records = decide_supplied(screening.id, request.replies, findings, panel)
+    if settings.lean.server_url:
+        # Lean is asked first (docs/lean.md), the replies too: they are stored now and the
+        # screening is queued; the worker rules them once Lean's check is stored.
+        return dataclasses.replace(screening, confirmations=0), records
     decided = dataclasses.replace(screening, confirmations=0, **ruling.outcome_fields())
     return decided, records
 

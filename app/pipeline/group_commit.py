@@ -64,6 +64,9 @@ class Started:
     judges: dict[str, list[PastCall]]
     # The panel it is screened by; None for the single judge.
     panel: Panel | None = None
+    # Its replies were supplied by the client (queued only for the Lean check): no model
+    # is asked, the stored replies are ruled.
+    supplied: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -169,7 +172,10 @@ async def _start_all(session: AsyncSession, starts: Sequence[Start], results: _R
     await screenings.mark_running_many(session, list(runnable))
     past: dict[str, dict[Role, list[PastCall]]] = {id_: {} for id_ in runnable}
     judges: dict[str, dict[str, list[PastCall]]] = {id_: {} for id_ in runnable}
+    supplied: set[str] = set()
     for review in await reviews.for_screenings(session, list(runnable)):
+        if review.supplied:
+            supplied.add(review.screening_id)
         call = past_call(review)
         past[review.screening_id].setdefault(review.role, []).append(call)
         if review.role == Role.JUDGE:
@@ -179,7 +185,9 @@ async def _start_all(session: AsyncSession, starts: Sequence[Start], results: _R
         if row is not None:
             pair = Pair(row.informal, row.formal, row.header)
             panel = panel_of(row.judges, row.panel_rule)
-            started = Started(pair, row.confirmations, past[row.id], judges[row.id], panel)
+            started = Started(
+                pair, row.confirmations, past[row.id], judges[row.id], panel, row.id in supplied
+            )
             results[id(start)] = started
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from app.evidence import run_checks
+from app.pipeline.plan import PastCall
 from app.pipeline.ruling import ScreeningRuling, decide_pair
 from app.policy import Panel, RoleResult, decide_panel
 from app.vocabulary import SINGLE_JUDGE, Pair
@@ -34,3 +35,16 @@ def decide_judged(
     findings = tuple(run_checks(pair))
     ruling = decide_panel(translator, judges, panel, findings, confirmations)
     return ScreeningRuling(ruling, findings)
+
+
+def decide_supplied_calls(
+    pair: Pair,
+    translator: list[PastCall],
+    judges: Mapping[str, list[PastCall]],
+    panel: Panel | None,
+) -> ScreeningRuling:
+    """Replies the client supplied, stored at intake and ruled later (after a Lean check):
+    each role's one reading, no confirmations, exactly as intake rules them at once
+    (app/intake/supplied.py)."""
+    results = {name: RoleResult(judges[name][0].reading) for name in judge_names(panel)}
+    return decide_judged(pair, RoleResult(translator[0].reading), results, panel, 0)

@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from app.llm.call import CallResult
 from app.llm.client import LLMClient
 from app.pipeline.group_commit import Finish, JobLost, Recorder, Start, Started
-from app.pipeline.judged import decide_judged, judge_names
+from app.pipeline.judged import decide_judged, decide_supplied_calls, judge_names
 from app.pipeline.lean_step import LeanStep, ruled_after_lean, stopped_by_lean
 from app.pipeline.plan import Limits, NextCall, PastCall, plan_next
 from app.pipeline.review_records import call_record, reading_of_record
@@ -91,6 +91,13 @@ class ScreeningPipeline:
         if stopped is not None:  # Lean decided it: no model is asked (app/policy/lean.py)
             await self._finish(claim, stopped)
             return stopped
+        if started.supplied:  # queued for Lean alone: the client's replies decide
+            ruled = decide_supplied_calls(
+                pair, started.past.get(Role.TRANSLATOR, []), started.judges, panel
+            )
+            ruled = ruled if lean is None else ruled_after_lean(ruled)
+            await self._finish(claim, ruled)
+            return ruled
         goal = None if lean is None else lean.goal
         translator = Seat(Role.TRANSLATOR)
         seats = {name: Seat(Role.JUDGE, name, panel is not None) for name in judge_names(panel)}

@@ -1,7 +1,7 @@
 """`faithscreen screen`'s results file says what Lean said of each pair (issue 34): the
 `lean_status` of GET /v1/batches/{id}/results, in JSONL and CSV, with a scripted Kimina
 (tests/support/scripted_kimina.py) and the scripted provider, on SQLite and PostgreSQL.
-A pair with supplied replies is decided at intake, never checked: `not_checked`."""
+A pair with supplied replies is checked too (Lean decides first), here `ok`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from tests.support.scripted_openai import ScriptedOpenAI
 from tests.support.serve_process import provider_env
 
 # external id -> lean_status, in file order.
-EXPECTED = {"item-1": "ok", "item-2": "error", "item-3": "not_checked"}
+EXPECTED = {"item-1": "ok", "item-2": "error", "item-3": "ok"}
 
 
 @pytest.fixture
@@ -50,4 +50,4 @@ def test_screen_writes_each_pairs_lean_status(
     header, *cells = csv.reader(io.StringIO(as_csv.read_text("utf-8"), newline=""))
     table = [dict(zip(header, row, strict=True)) for row in cells]
     assert {r["external_id"]: r["lean_status"] for r in table} == EXPECTED
-    assert len(kimina.checks) == 2  # the supplied pair was never sent
+    assert len(kimina.checks) == 3  # the supplied pair was sent too

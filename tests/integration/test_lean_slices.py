@@ -4,9 +4,10 @@ GET /v1/batches/{id}/results (JSONL and CSV), the calibration's `by_lean_status`
 `lean:<status>` CSV rows, the text and HTML calibration reports (a Lean section only when
 two statuses or more are present), and the process counter of Lean checks on /metrics.
 
-One labelled batch, some pairs Lean-checked by the worker against a scripted Kimina
-(tests/support/scripted_kimina.py), some decided at intake from supplied replies and so
-never checked (`not_checked`). The rates are counted by hand below."""
+One labelled batch, every pair Lean-checked by the worker against a scripted Kimina
+(tests/support/scripted_kimina.py), those with supplied replies too (then their replies
+decide where Lean elaborated the pair); `not_checked` is the slice of a batch screened
+without a Lean server. The rates are counted by hand below."""
 
 from __future__ import annotations
 
@@ -42,16 +43,16 @@ F, M = "faithful", "mismatch"
 # n -> (label, how it is decided, its lean_status, its outcome). The provider answers
 # FAITHFUL to every call it gets; Kimina a clean sorry unless scripted an error.
 PLAN: dict[int, tuple[str, str, str, str]] = {
-    1: (F, "supplied", "not_checked", "passed"),
-    2: (M, "supplied", "not_checked", "passed"),  # a false pass
-    3: (F, "supplied mismatch", "not_checked", "flagged"),  # a false alarm
+    1: (F, "supplied", "ok", "passed"),
+    2: (M, "supplied", "ok", "passed"),  # a false pass
+    3: (F, "supplied mismatch", "ok", "flagged"),  # a false alarm
     4: (F, "lean ok", "ok", "passed"),
     5: (M, "lean ok", "ok", "passed"),  # a false pass
     6: (M, "lean error", "error", "flagged"),
     7: (F, "lean error", "error", "flagged"),  # a false alarm
 }
 # status -> (false pass k/n, false alarm k/n), counted from PLAN by hand.
-BY_STATUS = {"not_checked": ((1, 1), (1, 2)), "ok": ((1, 1), (0, 1)), "error": ((0, 1), (1, 1))}
+BY_STATUS = {"ok": ((2, 2), (1, 3)), "error": ((0, 1), (1, 1))}
 _METRIC = re.compile(r'^faithscreen_process_lean_checks_total\{status="([a-z_]+)"\} (\S+)$')
 
 
@@ -100,8 +101,8 @@ async def test_a_mixed_batch_carries_lean_status_in_results_calibration_and_metr
             for line in lines
         }
 
-    # Only the worker's screenings went to Lean: two elaborated, two did not.
-    assert len(kimina.checks) == 4
+    # Every screening went to Lean, supplied replies too: five elaborated, two did not.
+    assert len(kimina.checks) == 7
     # Results: each line says what Lean said, as the screening does, in JSONL and CSV.
     for line, n in zip(lines, PLAN, strict=True):
         _, _, lean_status, outcome = PLAN[n]
@@ -136,7 +137,7 @@ async def test_a_mixed_batch_carries_lean_status_in_results_calibration_and_metr
     section = text.split("by Lean status:\n", 1)[1].split("\n\n", 1)[0].splitlines()
     assert [line.split()[0] for line in section] == sorted(BY_STATUS)
     for line in section:
-        words = line.split()  # not_checked labelled 3 false_pass 1/1 = ... false_alarm ...
+        words = line.split()  # ok labelled 5 false_pass 2/2 = ... false_alarm ...
         status, labelled, false_pass = words[0], words[2], words[4]
         (pass_k, pass_n), (alarm_k, alarm_n) = BY_STATUS[status]
         assert (labelled, false_pass) == (str(pass_n + alarm_n), f"{pass_k}/{pass_n}")
@@ -147,9 +148,9 @@ async def test_a_mixed_batch_carries_lean_status_in_results_calibration_and_metr
     for status in BY_STATUS:
         assert f">{status}<" in lean_table
 
-    # /metrics: this process made and stored four checks, by status.
+    # /metrics: this process made and stored seven checks, by status.
     grew = {s: after.get(s, 0.0) - before.get(s, 0.0) for s in after}
-    assert {s: n for s, n in grew.items() if n} == {"ok": 2, "error": 2}
+    assert {s: n for s, n in grew.items() if n} == {"ok": 5, "error": 2}
 
 
 async def test_a_batch_lean_never_checked_has_no_lean_section(
