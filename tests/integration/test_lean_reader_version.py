@@ -80,7 +80,7 @@ async def _passed_after_lean(session: AsyncSession, check_body: str, reader: str
         policy_version=LEAN_POLICY_VERSION, evidence_version=EVIDENCE_VERSION,
     )  # fmt: skip
     for role in (Role.TRANSLATOR, Role.JUDGE):
-        reply = contract_reply("faithful")
+        reply = contract_reply("FAITHFUL")
         await reviews.add(session, review_record(screening.id, role, reply, read_text_reply))
     await lean_checks.add(session, _check(screening.id, check_body, LeanStatus.OK, reader))
     return screening.id
