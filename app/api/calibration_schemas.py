@@ -152,3 +152,9 @@ class ComparisonOut(Strict):
     common: int
     label_conflicts: int = Field(description="Pairs labelled differently: left out.")
     rates: ComparedRates
+    prompt_versions: dict[str, list[str]] = Field(
+        default_factory=dict,
+        description="Batch id (`a`'s, `b`'s) -> the prompt versions its done, labelled "
+        "screenings were asked under (`prompts-2`, `prompts-2+lean-goal-1` with the "
+        "elaborated Lean goal: docs/lean.md); empty for supplied replies.",
+    )

@@ -85,7 +85,8 @@ async def compare_batches(session: AsyncSession, a: str, b: str) -> dict[str, An
             f"in both ({comparison.label_conflicts} labelled differently); compare batches "
             "that screened the same labelled pairs",
         )
-    return {"a": a, "b": b, **comparison.as_json()}
+    versions = {side: await calibration.prompt_versions(session, side) for side in (a, b)}
+    return {"a": a, "b": b, **comparison.as_json(), "prompt_versions": versions}
 
 
 async def _judged(session: AsyncSession, batch_id: str) -> dict[object, Judged]:

@@ -162,6 +162,10 @@ def comparison_text(body: Mapping[str, Any], names: Mapping[str, str] | None = N
         f"pairs labelled alike and done in both: {body['common']} "
         f"(labelled differently, left out: {body['label_conflicts']})",
     ]
+    versions = body.get("prompt_versions") or {}
+    if versions:
+        prompts = [", ".join(versions.get(body[side]) or ["-"]) for side in ("a", "b")]
+        lines.append(f"prompts: A {prompts[0]}; B {prompts[1]}")
     for name in ("false_pass", "false_alarm"):
         pair = body["rates"][name]
         difference = pair["difference"]

@@ -126,3 +126,21 @@ async def judged_pairs(session: AsyncSession, batch_id: str) -> AsyncIterator[An
             yield row
     finally:
         await result.close()
+
+
+async def prompt_versions(session: AsyncSession, batch_id: str) -> list[str]:
+    """The prompt versions the batch's done, labelled screenings were asked under (none
+    for supplied replies), in order: what a comparison says each batch ran with."""
+    statement = (
+        select(Review.prompt_version)
+        .distinct()
+        .join(Screening, Screening.id == Review.screening_id)
+        .where(
+            Screening.batch_id == batch_id,
+            Screening.label.is_not(None),
+            Screening.status == DONE,
+            Review.prompt_version.is_not(None),
+        )
+        .order_by(Review.prompt_version)
+    )
+    return [version for version in await session.scalars(statement) if version is not None]
