@@ -21,7 +21,7 @@ from app.local_model.schemas import (
 )
 
 local_model = typer.Typer(
-    help="A local llama.cpp server with Gemma 3 270M: start, stop, status.",
+    help="A local llama.cpp server with SmolLM2-135M-Instruct: start, stop, status.",
     no_args_is_help=True,
 )
 cli.add_typer(local_model, name="local-model")
@@ -46,7 +46,7 @@ def _print_environment(server: LocalServer) -> None:
 
 @local_model.command("install")
 def install(home: HomeOption = DEFAULT_HOME) -> None:
-    """Install (or find) the server and assemble the model, without starting anything."""
+    """Install (or find) the server and the model, without starting anything."""
     try:
         binary, model = service.server_binary(_say), service.model_file(home, _say)
     except service.LocalModelError as error:

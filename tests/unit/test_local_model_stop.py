@@ -52,7 +52,7 @@ def stand_in_server(
 def record(home: Path, pid: int, ticks: int | None) -> Path:
     home.mkdir(parents=True, exist_ok=True)
     state = home / service.STATE_FILE
-    server = LocalServer(pid=pid, port=PORT, model="gemma-3-270m", start_ticks=ticks)
+    server = LocalServer(pid=pid, port=PORT, model="smollm2-135m-instruct", start_ticks=ticks)
     state.write_text(server.model_dump_json())
     return state
 
