@@ -73,7 +73,8 @@ async def submit(
     keyed: Keyed | None = None,
 ) -> Submitted:
     """Store the screening, as a chunk of one on the path a batch takes: supplied replies are
-    decided at once, others are queued. With `keyed`, a repeat within
+    decided at once (queued for the Lean check first when a Lean server is set), others
+    are queued. With `keyed`, a repeat within
     FAITHSCREEN_SCREENING_IDEMPOTENCY_SECONDS gets the screening stored first (409 if its
     body differed); keys are `principal`'s own, another key's same key is another."""
     if keyed is not None:

@@ -31,7 +31,8 @@ MAX_WAIT_SECONDS = 300.0
 WAIT_DOC = f"How long to wait for the outcome, 0 to {MAX_WAIT_SECONDS:g} seconds."
 REPLIES_DOC = (
     "Replies already written (`translator`, and `judge` or a panel's `judges` by name): "
-    "decided at once, with no provider call."
+    "decided with no provider call (at once, or after the Lean check when a Lean server is "
+    "set)."
 )
 IDEMPOTENCY_DOC = (
     "Your own key for this pair (up to 255 characters): calling again with the same key and "

@@ -89,8 +89,9 @@ async def submit_batch(
         str | None, Header(min_length=1, max_length=255, description=IDEMPOTENCY_DOC)
     ] = None,
 ) -> BatchAccepted:
-    """Queue every item of the batch (items with `replies` are decided at once), all or
-    nothing: every item is checked before any is stored."""
+    """Queue every item of the batch (items with `replies` are decided at once, or, with a
+    Lean server set, queued for their Lean check first), all or nothing: every item is
+    checked before any is stored."""
     # A refused batch raises: the session dependency rolls back, so it leaves no row behind.
     data = await _read_body(request, runtime.settings.max_batch_bytes)
     body = BatchBody.of(data, request.headers.get("content-type"))

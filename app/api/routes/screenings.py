@@ -61,7 +61,9 @@ SUBMIT_RESPONSES: dict[int | str, dict[str, Any]] = {
     responses=SUBMIT_RESPONSES,
     openapi_extra=BODY.openapi_extra(),
     description="Queue a pair for screening (or decide it at once when `replies` are "
-    "supplied), at priority `interactive` unless `options.priority` says `batch`. 429 "
+    "supplied and no Lean server is set; with FAITHSCREEN_LEAN_SERVER_URL such a pair is "
+    "queued for its Lean check first), at priority `interactive` unless "
+    "`options.priority` says `batch`. 429 "
     "`key_outstanding_cap` or `key_interactive_cap` (with Retry-After) when the key has "
     "as many screenings outstanding as FAITHSCREEN_KEY_MAX_OUTSTANDING(_INTERACTIVE) allows.",
 )
