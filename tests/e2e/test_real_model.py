@@ -288,7 +288,9 @@ def test_a_reply_cut_by_max_tokens_is_read_truncated_and_asked_again_with_more(
     screened = faithscreen(env, "screen", str(path), timeout=COMMAND_TIMEOUT)
     assert screened.returncode == 0, screened.stderr
     [result] = [json.loads(line) for line in screened.stdout.splitlines()]
-    assert result["outcome"] == "needs_review", result
+    # Never passed; flagged when the judge's own reply says MISMATCH, else needs review.
+    assert result["outcome"] in {"needs_review", "flagged"}, result
+    assert "translator_truncated" in result["reasons"], result
     translator = [r for r in reviews(database_url) if r["role"] == "translator"]
     assert len(translator) >= 2, translator  # cut at 4 tokens, asked again at 8, cut again
     assert {(r["parse_status"], r["finish_reason"]) for r in translator} == {

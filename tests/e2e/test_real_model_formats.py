@@ -10,7 +10,8 @@ answers in free text (SmolLM2-135M-Instruct: `2 + 2 = 4`, finish `stop`, no tool
 which `tool-1` reads `missing`, never a verdict. docs/local-model.md shows what it answered.
 
 A handful of pairs, to keep CI's real_model step short. What must hold whatever the model
-says: at least 95% of replies are read `ok` by `json-1`, every review records the format it
+says: every reply the server ended itself is read `ok` by `json-1` (and at least half of
+all replies: an unbounded string can still run to the cap), every review records the format it
 was asked in, and no pair passes, since `start` marks the model not evidential
 (FAITHSCREEN_*_EVIDENTIAL=false) and the pairs are screened under exactly that. Run alone,
 like the rest: `pytest -m real_model -n 0 -rP`.
@@ -27,7 +28,6 @@ import pytest
 from tests.e2e.test_cli_batch import faithscreen
 from tests.e2e.test_real_model import (
     COMMAND_TIMEOUT,
-    OK_UNDER_GRAMMAR,
     local_model,  # noqa: F401 (the module's own server, as test_real_model.py starts it)
     ten_labelled,
 )
@@ -91,13 +91,21 @@ def test_a_structured_format_is_read_ok_and_passes_no_pair(
     table = measured(reply_format, stored, results)
     print(table)
     assert len(results) == PAIRS and {r["status"] for r in results} == {"done"}, results
-    assert {(r["reply_format"], r["parser_version"]) for r in stored if r["error"] is None} <= {
-        (reply_format, READERS[reply_format]),
-        # A refusal is recorded as the pipeline records a failed call's reading.
-        (reply_format, "contract-4"),
+    # Every reading, a refusal's included, is the format's own reader's.
+    assert {(r["reply_format"], r["parser_version"]) for r in stored} == {
+        (reply_format, READERS[reply_format])
     }, table
     assert all(r["raw_body"] for r in stored), table
+    # Every reply the server ended itself is read `ok`: the schema-constrained object is
+    # what json-1 reads. The schema bounds no string's length (OpenAI's strict schemas take
+    # no maxLength), so SmolLM2-135M-Instruct sometimes writes a field until the cap: such
+    # a reply is `truncated` at `length` and re-asked, never read (8 of 11 calls were `ok`
+    # in one run, 2026-12-06). Half is the floor here, not the 95% the grammar is held to.
+    ended = [r for r in stored if r["finish_reason"] == "stop"]
+    assert ended and {r["parse_status"] for r in ended} == {"ok"}, table
+    unread = {(r["parse_status"], r["finish_reason"]) for r in stored if r["parse_status"] != "ok"}
+    assert unread <= {("truncated", "length")}, table
     readable = [r for r in stored if r["parse_status"] == "ok"]
-    assert len(readable) >= OK_UNDER_GRAMMAR * len(stored), table
+    assert len(readable) >= 0.5 * len(stored), table
     # Readable is not right: the model is at chance and marked not evidential.
     assert not [r for r in results if r["outcome"] == "passed"], table
