@@ -1,6 +1,7 @@
 """FaithScreen behind PgBouncer in transaction mode, when FAITHSCREEN_TEST_PGBOUNCER_URL
 names one (for instance postgresql://postgres@127.0.0.1:6432, in front of the
-FAITHSCREEN_TEST_POSTGRES_URL server; skipped otherwise: CI runs no pooler).
+FAITHSCREEN_TEST_POSTGRES_URL server; `.ci/run` starts Debian's PgBouncer so and sets it;
+skipped where it is not set).
 
 With `?prepared_statements=off` the migrations, the API, the worker (claims, leases,
 advisory transaction locks) and /metrics all run through it; docs/operations.md says what
