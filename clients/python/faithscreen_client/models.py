@@ -157,6 +157,8 @@ class LeanCheck(BaseModel):
     latency_ms: int | None
     attempts: int
     created_at: datetime
+    # The Lean reader that read `raw_body` (`lean-2`); None on servers from before it was kept.
+    reader_version: str | None = None
 
 
 class Screening(ScreeningListed):
