@@ -249,14 +249,14 @@ def measured_table(stored: list[dict[str, Any]], results: list[dict[str, Any]], 
         )
     outcomes = {o: sum(r["outcome"] == o for r in results) for o in ("passed", "flagged")}
     outcomes["needs_review"] = len(results) - sum(outcomes.values())
-    if body is None:  # before `eval run`, or without it
+    if body is None:  # before `eval show`, or without it
         return "\n".join([*lines, f"screen outcomes: {outcomes}"])
     rates = body["rates"]
     return "\n".join(
         [
             *lines,
             f"screen outcomes: {outcomes}",
-            "eval run: "
+            "eval show: "
             + ", ".join(
                 f"{name} {rates[name]['k']}/{rates[name]['n']}"
                 for name in ("false_pass", "false_alarm")
