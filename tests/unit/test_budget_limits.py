@@ -88,10 +88,10 @@ def test_estimates_and_usage() -> None:
 
 def test_a_batch_call_reserves_no_further_ahead_than_batch_ahead_seconds() -> None:
     budget = Budget(requests_per_minute=600)  # 0.1 s apart
-    assert ahead_for(batch=True, horizon=30) == BATCH_AHEAD_SECONDS == 1.0
+    assert ahead_for(batch=True, horizon=30) == BATCH_AHEAD_SECONDS == 0.25
     assert ahead_for(batch=False, horizon=30) == 30
-    assert ahead_for(batch=True, horizon=0.5) == 0.5
-    # Batch calls one after another on one clock: granted while the start is within 1 s.
+    assert ahead_for(batch=True, horizon=0.1) == 0.1
+    # Batch calls one after another on one clock: granted while the start is within 0.25 s.
     bucket, starts = fresh(), []
     while True:
         decision = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=True, horizon=30))
@@ -100,10 +100,10 @@ def test_a_batch_call_reserves_no_further_ahead_than_batch_ahead_seconds() -> No
         starts.append(decision.start)
         bucket = fresh(next_request_at=decision.next_request_at)
     assert max(starts) <= at(BATCH_AHEAD_SECONDS)
-    assert len(starts) == 11  # 0.0, 0.1, ... 1.0 s
+    assert len(starts) == 3  # 0.0, 0.1, 0.2 s
     # The next is told to ask again once its start is within reach, not to back off.
     assert isinstance(decision, Later) and decision.limit == REQUESTS
-    assert abs(decision.seconds - 0.1) < 1e-6
+    assert abs(decision.seconds - 0.05) < 1e-6  # its start, 0.3 s, less the 0.25 s
     # An interactive call still reserves the next free start, just past the batch ones.
     interactive = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=False, horizon=30))
     assert isinstance(interactive, Grant) and interactive.start == bucket.next_request_at
