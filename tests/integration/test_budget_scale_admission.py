@@ -14,36 +14,12 @@ from typing import Any
 
 import pytest
 from sqlalchemy import event
-from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker
+from sqlalchemy.ext.asyncio import AsyncEngine
 
-from app.budgets.service import Budgets, ProviderGate
 from app.clock import utcnow
 from app.llm.gate import Pass
-from app.settings import ProviderSettings
+from tests.support.budgets import Sessions, gate_of, limited_provider
 from tests.support.clock import MovableClock
-
-Sessions = async_sessionmaker[AsyncSession]
-
-
-def provider(**limits: int) -> ProviderSettings:
-    return ProviderSettings(
-        base_url="https://llm.example/v1",
-        model="m",
-        timeout_seconds=100,
-        connect_timeout_seconds=5,
-        **limits,  # type: ignore[arg-type]
-    )
-
-
-class Sleeps(list[float]):
-    async def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-def gate_of(sessions: Sessions, settings: ProviderSettings, owner: str) -> ProviderGate:
-    gate = Budgets(sessions, owner=owner).gate(settings)
-    gate.sleep = Sleeps()
-    return gate
 
 
 @contextmanager
@@ -73,8 +49,8 @@ async def test_a_caller_that_waited_for_the_lock_decides_at_the_time_it_took_it(
     engine: AsyncEngine, session_factory: Sessions, moved_clock: MovableClock
 ) -> None:
     # 6 a minute: one start each 10 s.
-    a = gate_of(session_factory, provider(requests_per_minute=6), "host:1:aaaa")
-    b = gate_of(session_factory, provider(requests_per_minute=6), "host:2:bbbb")
+    a = gate_of(session_factory, limited_provider(requests_per_minute=6), "host:1:aaaa")
+    b = gate_of(session_factory, limited_provider(requests_per_minute=6), "host:2:bbbb")
     a.horizon = b.horizon = 55
     first = start_of(await a.enter(10))
     # b looks (next start: first + 10 s, within its horizon), then waits 30 s for the lock.

@@ -6,35 +6,16 @@ interactive call is still admitted at once, and a further batch call is not.
 from __future__ import annotations
 
 import pytest
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.budgets.service import Budgets, ProviderGate
+from app.budgets.service import ProviderGate
 from app.llm.budget import IN_FLIGHT
 from app.llm.errors import ProviderBackoff
 from app.llm.gate import BATCH_CALLS, Pass
-from app.settings import ProviderSettings
-
-Sessions = async_sessionmaker[AsyncSession]
+from tests.support.budgets import Sessions, gate_of, limited_provider
 
 
-def provider(max_in_flight: int) -> ProviderSettings:
-    return ProviderSettings(
-        base_url="https://llm.example/v1",
-        model="m",
-        timeout_seconds=100,
-        connect_timeout_seconds=5,
-        max_in_flight=max_in_flight,
-    )
-
-
-class Sleeps(list[float]):
-    async def __call__(self, seconds: float) -> None:
-        self.append(seconds)
-
-
-def gate_of(sessions: Sessions, max_in_flight: int, owner: str) -> ProviderGate:
-    gate = Budgets(sessions, owner=owner).gate(provider(max_in_flight))
-    gate.sleep = Sleeps()
+def gate_with(sessions: Sessions, max_in_flight: int, owner: str) -> ProviderGate:
+    gate = gate_of(sessions, limited_provider(max_in_flight=max_in_flight), owner)
     gate.horizon = 0.2  # a call that finds no slot is put back after polling this long
     return gate
 
@@ -51,8 +32,8 @@ async def _batch_enter(gate: ProviderGate) -> Pass:
 async def test_batch_calls_leave_the_interactive_reserve_free(
     session_factory: Sessions, max_in_flight: int, batch_slots: int
 ) -> None:
-    batch = gate_of(session_factory, max_in_flight, "host:1:aaaa")
-    interactive = gate_of(session_factory, max_in_flight, "host:2:bbbb")
+    batch = gate_with(session_factory, max_in_flight, "host:1:aaaa")
+    interactive = gate_with(session_factory, max_in_flight, "host:2:bbbb")
     held = [await _batch_enter(batch) for _ in range(batch_slots)]
     # Every slot a batch call may hold is taken: a further batch call is not admitted...
     with pytest.raises(ProviderBackoff) as raised:

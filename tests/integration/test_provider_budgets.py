@@ -13,9 +13,8 @@ from datetime import timedelta
 
 import pytest
 from sqlalchemy import select, update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from app.budgets.service import Budgets, ProviderGate
+from app.budgets.service import ProviderGate
 from app.clock import utcnow
 from app.llm.budget import BATCH_AHEAD_SECONDS, IN_FLIGHT, REQUESTS, TOKENS
 from app.llm.errors import ProviderBackoff
@@ -23,33 +22,17 @@ from app.llm.gate import BATCH_CALLS
 from app.models.provider_budget import ProviderBudget, ProviderBudgetLease
 from app.repositories.provider_waits import WAIT_NOTE
 from app.settings import ProviderSettings
+from tests.support.budgets import Sessions, Sleeps, gate_of, limited_provider
 from tests.support.clock import MovableClock
-
-Sessions = async_sessionmaker[AsyncSession]
 
 
 def provider(**limits: int) -> ProviderSettings:
-    return ProviderSettings(
-        base_url="https://user:secret@llm.example/v1/?key=sk-1",
-        model="m",
-        timeout_seconds=100,
-        connect_timeout_seconds=5,
-        **limits,  # type: ignore[arg-type]
-    )
-
-
-class Sleeps(list[float]):
-    async def __call__(self, seconds: float) -> None:
-        self.append(seconds)
+    # Credentials in the URL: what is stored and shown of the budget never holds them.
+    return limited_provider("https://user:secret@llm.example/v1/?key=sk-1", **limits)
 
 
 def two_processes(sessions: Sessions, settings: ProviderSettings) -> tuple[ProviderGate, ...]:
-    gates = []
-    for owner in ("host:1:aaaa", "host:2:bbbb"):
-        gate = Budgets(sessions, owner=owner).gate(settings)
-        gate.sleep = Sleeps()
-        gates.append(gate)
-    return tuple(gates)
+    return tuple(gate_of(sessions, settings, owner) for owner in ("host:1:aaaa", "host:2:bbbb"))
 
 
 async def leases(sessions: Sessions) -> list[str]:
