@@ -27,7 +27,7 @@ from tests.support.clock import MovableClock
 
 
 def provider(**limits: int) -> ProviderSettings:
-    # Credentials in the URL: what is stored and shown of the budget never holds them.
+    # A base URL with credentials in it, as these tests have always used.
     return limited_provider("https://user:secret@llm.example/v1/?key=sk-1", **limits)
 
 
