@@ -3,7 +3,12 @@ holds it back, and how a call's tokens are settled."""
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import pytest
 
 from app.llm.budget import (
     BATCH_AHEAD_SECONDS,
@@ -18,6 +23,7 @@ from app.llm.budget import (
     Wait,
     admit,
     ahead_for,
+    interactive_tolerance,
     paused,
     settled,
 )
@@ -46,7 +52,8 @@ def test_requests_are_spaced_and_tokens_charged_from_the_start() -> None:
 def test_a_start_past_the_horizon_names_the_limit_that_holds_it() -> None:
     budget = Budget(requests_per_minute=30, tokens_per_minute=600)
     assert admit(fresh(next_request_at=at(9)), budget, 1, NOW, 8) == Wait(9, REQUESTS)
-    assert admit(fresh(next_token_at=at(9)), budget, 1, NOW, 8) == Wait(9, TOKENS)
+    # 100 tokens take 10 s of 600 a minute: no interactive tolerance (budget.py).
+    assert admit(fresh(next_token_at=at(9)), budget, 100, NOW, 8) == Wait(9, TOKENS)
     # A provider's pause is the provider's ask, not a limit of the budget.
     assert admit(fresh(paused_until=at(9)), budget, 1, NOW, 8) == Wait(9, None)
     # A limit that is not set holds nothing back, whatever the row says.
@@ -94,7 +101,7 @@ def test_a_batch_call_reserves_no_further_ahead_than_batch_ahead_seconds() -> No
     # Batch calls one after another on one clock: granted while the start is within 0.25 s.
     bucket, starts = fresh(), []
     while True:
-        decision = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=True, horizon=30))
+        decision = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=True, horizon=30), batch=True)
         if not isinstance(decision, Grant):
             break
         starts.append(decision.start)
@@ -104,9 +111,10 @@ def test_a_batch_call_reserves_no_further_ahead_than_batch_ahead_seconds() -> No
     # The next is told to ask again once its start is within reach, not to back off.
     assert isinstance(decision, Later) and decision.limit == REQUESTS
     assert abs(decision.seconds - 0.05) < 1e-6  # its start, 0.3 s, less the 0.25 s
-    # An interactive call still reserves the next free start, just past the batch ones.
+    # An interactive call starts now, within its tolerance (0.35 s at 0.1 s apart) of the
+    # next free start, 0.3 s; the schedule moves on a whole interval from there.
     interactive = admit(bucket, budget, 10, NOW, 30, ahead_for(batch=False, horizon=30))
-    assert isinstance(interactive, Grant) and interactive.start == bucket.next_request_at
+    assert interactive == Grant(NOW, at(0.4), NOW)
 
 
 def test_a_start_past_the_horizon_is_a_wait_for_batch_calls_too() -> None:
@@ -125,3 +133,67 @@ def test_batch_calls_leave_the_interactive_reserve_of_calls_in_flight() -> None:
     assert admit(fresh(in_flight=20), budget, 1, NOW, 60) == Busy()
     # One slot: a batch call may take it (else batch work could never run).
     assert isinstance(admit(fresh(), Budget(max_in_flight=1), 1, NOW, 60, batch=True), Grant)
+
+
+def test_the_interactive_tolerance_by_interval() -> None:
+    # min(BATCH_AHEAD_SECONDS + interval, 1 s - 2 intervals), never below 0.
+    tolerances = {rpm: round(interactive_tolerance(60 / rpm), 3) for rpm in (60, 120, 240, 720)}
+    assert tolerances == {60: 0.0, 120: 0.0, 240: 0.5, 720: 0.333}
+    assert interactive_tolerance(0.0) == BATCH_AHEAD_SECONDS
+    assert interactive_tolerance(5.0) == 0.0
+
+
+def test_an_interactive_call_starts_before_batch_reservations_and_a_batch_call_does_not() -> None:
+    budget = Budget(requests_per_minute=240)  # 0.25 s apart
+    held = fresh(next_request_at=at(0.5))  # batch calls reserved up to 0.25 s ahead
+    assert admit(held, budget, 10, NOW, 30) == Grant(NOW, at(0.75), NOW)
+    batch = admit(held, budget, 10, NOW, 30, ahead_for(batch=True, horizon=30), batch=True)
+    assert isinstance(batch, Later) and abs(batch.seconds - 0.25) < 1e-9
+    # The tolerance never reaches past a provider's pause.
+    paused_bucket = fresh(next_request_at=at(0.5), paused_until=at(2))
+    assert admit(paused_bucket, budget, 10, NOW, 30) == Grant(at(2), at(2.25), NOW)
+
+
+@pytest.mark.parametrize("rpm", [61, 90, 120, 150, 240, 600, 720, 3000])
+def test_mixed_calls_never_exceed_a_provider_holding_one_second_of_its_limit(rpm: int) -> None:
+    """Callers of both kinds ask at random times on one clock, reserving and starting
+    in any order; a provider bucket of one second's calls (bench/limited_provider.py)
+    takes every start, and the long run's rate is the limit's."""
+    rng = random.Random(rpm)
+    budget = Budget(requests_per_minute=rpm, tokens_per_minute=rpm * 2000)
+    bucket, starts, tokens_at = fresh(), [], []
+    clock = 0.0
+    for _ in range(3000):
+        clock += rng.expovariate(rpm / 60 * 3)  # asked three times as often as allowed
+        batch = rng.random() < 0.7
+        tokens = rng.choice([50, 400, 900])
+        now = at(clock)
+        decision = admit(bucket, budget, tokens, now, 30, ahead_for(batch, 30), batch=batch)
+        if isinstance(decision, Grant):
+            starts.append((decision.start - NOW).total_seconds())
+            tokens_at.append(((decision.start - NOW).total_seconds(), tokens))
+            bucket = fresh(
+                next_request_at=decision.next_request_at, next_token_at=decision.next_token_at
+            )
+    assert _refused(sorted(starts), rate=rpm / 60, size=lambda _: 1) == []
+    assert _refused(sorted(tokens_at), rate=rpm * 2000 / 60, size=lambda c: c[1]) == []
+    # GCRA: the starts in a span hold at most (span + tolerance) / interval + 1 calls; the
+    # interval as stored, to the microsecond.
+    span, interval = max(starts) - min(starts), timedelta(seconds=60 / rpm).total_seconds()
+    assert len(starts) <= (span + interactive_tolerance(60 / rpm)) / interval + 1 + 1e-6
+
+
+def _refused(calls: list[Any], rate: float, size: Callable[[Any], float]) -> list[Any]:
+    """The calls a token bucket of one second's `rate` (starting full) would refuse."""
+    capacity = max(1.0, rate)
+    level, last, refused = capacity, None, []
+    for call in calls:
+        when = call if isinstance(call, float) else call[0]
+        if last is not None:
+            level = min(capacity, level + (when - last) * rate)
+        last = when
+        if level + 1e-9 < size(call):
+            refused.append(call)
+        else:
+            level -= size(call)
+    return refused
