@@ -156,10 +156,13 @@ async def claim(
     owner: str,
     lease_seconds: float,
     limit: int,
+    batch_limit: int | None = None,
     now: datetime | None = None,
 ) -> list[ClaimedJob]:
     """Lease up to `limit` jobs to `owner`: running jobs whose lease lapsed (their worker
-    is presumed dead) first, then queued jobs that are due, in claim order (above)."""
+    is presumed dead) first, then queued jobs that are due, in claim order (above). With
+    `batch_limit` below what is left, the queued jobs taken past the interactive ones are
+    at most `batch_limit`: a worker keeps slots for interactive work (app/worker/runner.py)."""
     now = now or utcnow()
     lease = {
         "status": RUNNING,
@@ -173,6 +176,10 @@ async def claim(
     taken = await _take(session, lapsed, (Job.lease_expires_at,), limit, lease)
     due = and_(QUEUED_ONLY, _run_after(session) <= now)
     order = (Job.priority_rank, Job.turn)
+    if batch_limit is not None and batch_limit < limit - len(taken):
+        interactive = and_(due, Job.priority_rank == PRIORITY_RANKS[Priority.INTERACTIVE])
+        taken += await _take(session, interactive, order, limit - len(taken), lease)
+        limit = len(taken) + batch_limit
     taken += await _take(session, due, order, limit - len(taken), lease)
     return sorted(taken, key=lambda job: job.id)
 

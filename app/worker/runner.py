@@ -26,6 +26,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from app.clock import utcnow
+from app.llm.budget import reserved_for_interactive
 from app.llm.errors import ProviderBackoff
 from app.llm.gate import BATCH_CALLS
 from app.llm.retry import capped_wait
@@ -41,6 +42,7 @@ log = logging.getLogger("faithscreen.worker")
 # While jobs run, a claim waits until 1/CLAIM_BATCH_SHARE of the capacity is free: one
 # claim (two statements and a commit) then serves several jobs, not one each. The jobs
 # still held keep the provider slots busy meanwhile (capacity is twice the concurrency).
+# A single slot left free is still claimed for interactive work, which never waits for it.
 CLAIM_BATCH_SHARE = 8
 # Waits between runs of a screening while the database does not answer.
 OUTAGE_FIRST_WAIT_SECONDS = 0.5
@@ -68,6 +70,9 @@ class Worker:
         self._lease = lease_seconds
         self._capacity = capacity
         self._claim_batch = max(1, capacity // CLAIM_BATCH_SHARE)
+        # Slots batch screenings leave to interactive ones, as a budget's calls in flight:
+        # a single is claimed as soon as it is queued, not when a batch screening ends.
+        self._batch_capacity = capacity - reserved_for_interactive(capacity)
         self._failures = failures
         self._idle_poll = idle_poll_seconds
         self.owner = owner or new_owner_name()
@@ -75,6 +80,7 @@ class Worker:
         self._free_dead_local_jobs = free_dead_local_jobs
         self._wake = asyncio.Event()
         self._tasks: dict[int, asyncio.Task[None]] = {}
+        self._batch_jobs: set[int] = set()
         self._claims_failing = False
 
     def notify(self) -> None:
@@ -99,13 +105,20 @@ class Worker:
 
     async def _claim_free_slots(self) -> int:
         free = self._capacity - len(self._tasks)
-        if free <= 0 or (self._tasks and free < self._claim_batch):
+        if free <= 0:
             return 0
+        batch_room = max(0, self._batch_capacity - len(self._batch_jobs))
+        if self._tasks and free < self._claim_batch:
+            batch_room = 0  # too few slots free to claim batch work for: interactive only
         try:
             started = asyncio.get_running_loop().time()
             async with self._sessions() as session:
                 claimed = await jobs.claim(
-                    session, owner=self.owner, lease_seconds=self._lease, limit=free
+                    session,
+                    owner=self.owner,
+                    lease_seconds=self._lease,
+                    limit=free,
+                    batch_limit=batch_room,
                 )
                 await session.commit()
             REGISTRY.observe(CLAIM_SECONDS, (), asyncio.get_running_loop().time() - started)
@@ -126,6 +139,8 @@ class Worker:
             claim = Claim(job.id, job.screening_id, self.owner)
             task = asyncio.create_task(self._start(claim, job.attempts, batch=job.batch))
             self._tasks[job.id] = task
+            if job.batch:
+                self._batch_jobs.add(job.id)
             task.add_done_callback(functools.partial(self._done, job.id))
         return len(claimed)
 
@@ -146,6 +161,7 @@ class Worker:
 
     def _done(self, job_id: int, _task: asyncio.Task[None]) -> None:
         self._tasks.pop(job_id, None)
+        self._batch_jobs.discard(job_id)
         self._wake.set()
 
     async def _idle(self, stop: asyncio.Event) -> None:

@@ -183,3 +183,25 @@ async def test_concurrent_claimers_across_priorities_and_keys_never_share_a_job(
     assert set(got) == expected
     async with session_factory() as session:
         assert await jobs.outstanding(session, "a") == {INTERACTIVE: 0, BATCH: 60}
+
+
+async def test_a_claim_with_a_batch_limit_takes_the_interactive_jobs_and_that_many_batch_jobs(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """A worker keeping a slot for interactive work (app/worker/runner.py) claims with a
+    `batch_limit`: every due interactive job within `limit`, then batch jobs up to it."""
+    batch = await queue(session_factory, "pipeline", 5, BATCH)
+    singles = await queue(session_factory, "agent", 2, INTERACTIVE)
+
+    async def claim(limit: int, batch_limit: int) -> list[str]:
+        async with session_factory() as session:
+            claimed = await jobs.claim(
+                session, owner="w", lease_seconds=60, limit=limit, batch_limit=batch_limit
+            )
+            await session.commit()
+        return sorted(job.screening_id for job in claimed)
+
+    assert await claim(4, 1) == sorted(singles + batch[:1])
+    assert await claim(4, 0) == []  # no interactive job left, and no room for batch work
+    assert await claim(3, 3) == sorted(batch[1:4])
+    assert await claim(3, 5) == batch[4:]
