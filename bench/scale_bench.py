@@ -328,6 +328,7 @@ def drive(
         "b_posted": b_posted,
         "samples": samples,
         "singles": single_latencies(url, singles.ids),
+        "single_parts": single_parts(url, singles.ids),
         "singles_refused": singles.refused,
         "service_cpu": cpu_seconds(pids) - cpu_before,
         "provider_cpu": cpu_seconds([provider_pid]) - provider_before,
@@ -394,6 +395,30 @@ def single_latencies(url: str, ids: list[str]) -> list[float]:
             (ids,),
         ).fetchall()
     return sorted(float(r[0]) for r in rows)
+
+
+def single_parts(url: str, ids: list[str]) -> dict[str, list[float]]:
+    """Where a single's time went, as stored: created -> its first call began (the claim;
+    a review's created_at less its latency_ms), and the slower of its calls (latency_ms:
+    the budget's wait and the provider's answer); and every call's latency_ms."""
+    with psycopg.connect(url) as db:
+        rows = db.execute(
+            "SELECT s.id, extract(epoch FROM r.created_at - s.created_at), r.latency_ms "
+            "FROM screenings s JOIN reviews r ON r.screening_id = s.id "
+            "WHERE s.id = ANY(%s) AND r.latency_ms IS NOT NULL",
+            (ids,),
+        ).fetchall()
+    first: dict[str, float] = {}
+    slower: dict[str, float] = {}
+    for screening_id, stored, latency_ms in rows:
+        began = float(stored) - latency_ms / 1000
+        first[screening_id] = min(first.get(screening_id, began), began)
+        slower[screening_id] = max(slower.get(screening_id, 0.0), latency_ms / 1000)
+    return {
+        "to_first_call": sorted(first.values()),
+        "slower_call": sorted(slower.values()),
+        "calls": sorted(float(row[2]) / 1000 for row in rows),
+    }
 
 
 def parse_args() -> argparse.Namespace:

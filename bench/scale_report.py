@@ -166,6 +166,17 @@ def singles(run: dict[str, Any], args: argparse.Namespace) -> None:
         f"p95 {percentile(values, 0.95):.2f} s, max {max(values, default=0):.2f} s; "
         f"provider mean latency {unit:.2f} s, goal p95 <= {2 * unit:.2f} s"
     )
+    parts = run.get("single_parts")
+    if parts:
+        first, slower, calls = parts["to_first_call"], parts["slower_call"], parts["calls"]
+        print(
+            f"where it went: created -> first call began (the claim) p50 "
+            f"{percentile(first, 0.5):.3f} s, p95 {percentile(first, 0.95):.3f} s; the "
+            f"slower of its calls (budget wait + provider) p50 {percentile(slower, 0.5):.2f} s, "
+            f"p95 {percentile(slower, 0.95):.2f} s; its calls' mean "
+            f"{statistics.fmean(calls) if calls else float('nan'):.3f} s against the provider's "
+            f"{unit:.3f} s (the difference: the budget's wait)"
+        )
 
 
 def shares(run: dict[str, Any]) -> None:
