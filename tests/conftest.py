@@ -129,11 +129,30 @@ def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return path
 
 
-# Each test that takes a database runs once on each kind (PostgreSQL only where set up).
+# Each test that takes a database runs once on each kind (PostgreSQL only where set up),
+# except in a module marked `one_database("sqlite")` or `("postgres")`: an end-to-end or
+# browser test whose subject is a command, a page or a client, not what the database does
+# (that is tested on both kinds below them), runs on the kind named (docs/development.md).
 BOTH_DATABASES = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
 ]
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect a `one_database` test's run on the other kind of database."""
+    kept, dropped = [], []
+    for item in items:
+        marker = item.get_closest_marker("one_database")
+        params = getattr(item, "callspec", None)
+        kind = params.params.get("database_url") if params is not None else None
+        if marker is not None and kind is not None and kind != marker.args[0]:
+            dropped.append(item)
+        else:
+            kept.append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
 
 
 @pytest.fixture(params=BOTH_DATABASES)

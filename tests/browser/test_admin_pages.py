@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 # Outside text in a batch's name: shown as text, its bidi control as a marker.
 HOSTILE_NAME = "nightly <b>run</b> \u202eevil"

@@ -18,7 +18,7 @@ from tests.support.review_site import run_cli
 if TYPE_CHECKING:
     from playwright.sync_api import ConsoleMessage, Dialog, Page, Request
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("postgres")]
 
 HOSTILE_MODEL = "<script>alert('model')</script>"
 HOSTILE_PROMPT = '"><img src=x onerror=alert(1)>'

@@ -16,7 +16,7 @@ from tests.support.review_site import ReviewSite
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 INFORMAL = "Show that x = \u200f12 - 34 is negative when a < b."
 FORMAL = "theorem t (a b : ℕ) (h : a < b) :\n  \u202eb < a\u202c := by sorry"

@@ -21,7 +21,7 @@ from tests.support.serve_process import ServeProcess
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("postgres")]
 
 DONE = "Decision recorded: the item is resolved."
 NOTE = "the formal statement adds h₀ : 0 < n, which the informal one does not assume"

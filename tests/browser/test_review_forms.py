@@ -16,7 +16,7 @@ from app.web.session import CSRF_COOKIE, SESSION_COOKIE
 from tests.support.review_site import ReviewSite, pair_body, run_cli
 from tests.support.serve_process import ServeProcess
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 TOKEN = re.compile(r'name="csrf_token" value="([0-9a-f]{64})"')
 

@@ -32,7 +32,7 @@ from tests.support.review_site import MakeKey, ReviewSite
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("postgres")]
 
 AXE = Path(__file__).parent / "axe" / "node_modules" / "axe-core" / "axe.min.js"
 # What a violation is reported as: enough to find and fix it from the test's output.

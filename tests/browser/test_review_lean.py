@@ -23,7 +23,7 @@ from tests.support.serve_process import ServeProcess
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 NOT_ELABORATED = "example : (2 : ℕ) / 4 = 0.5 := by sorry"
 

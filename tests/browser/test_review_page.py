@@ -15,7 +15,7 @@ from tests.support.review_site import FORMAL, HEADER, INFORMAL, ReviewSite
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 # The Lean box's scroll and client widths, and how many rows of text it shows.
 LEAN_BOX = """

@@ -27,7 +27,7 @@ from tests.support.review_site import ReviewSite, pair_body
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 # A line of the informal statement that starts as a reply field does: the evidence check
 # finds `VERDICT:` there (evidence_review:contract_text_in_input), whose sentences carry

@@ -28,7 +28,7 @@ from tests.support.scripted_openai import contract_reply
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("postgres")]
 
 INFORMAL = "Prove that $\\sum_{k=1}^n \\binom{n}{k} = 2^n - 1$ for every natural number $n$."
 BACK = "For every n, $\\left(\\frac{1}{4}\\right)^{n+1} \\le \\binom{n}{k}$ holds."

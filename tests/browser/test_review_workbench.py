@@ -20,7 +20,7 @@ from tests.support.review_site import INFORMAL, ReviewSite, pair_body
 if TYPE_CHECKING:
     from playwright.sync_api import Page
 
-pytestmark = [pytest.mark.browser, pytest.mark.e2e]
+pytestmark = [pytest.mark.browser, pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 WIDE = {"width": 1400, "height": 1000}
 NARROW = {"width": 800, "height": 1000}

@@ -12,6 +12,8 @@ import pytest
 
 from tests.support.serve_process import FAITHSCREEN, StartServe, db_rows, free_port
 
+pytestmark = pytest.mark.one_database("sqlite")
+
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 
 

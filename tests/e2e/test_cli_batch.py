@@ -22,7 +22,7 @@ from app.db.engine import sync_url
 from tests.support.scripted_openai import Hang, Reply, ScriptedOpenAI, contract_reply
 from tests.support.serve_process import FAITHSCREEN, StartServe, db_rows, provider_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 FAITHFUL = contract_reply("FAITHFUL")
 JUDGE_MISMATCH = contract_reply("MISMATCH", back_translation=None, issues="n is dropped")

@@ -16,7 +16,7 @@ from tests.support.calibration import dev_rows, quiet_rows
 from tests.support.scripted_openai import Reply, ScriptedOpenAI, contract_reply
 from tests.support.serve_process import StartServe, provider_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.one_database("postgres")]
 
 MISMATCH = contract_reply("MISMATCH", issues="the statement says something else")
 

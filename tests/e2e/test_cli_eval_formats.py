@@ -8,10 +8,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_cli_batch import faithscreen
 from tests.support.calibration import quiet_rows
 from tests.support.scripted_openai import RecordedRequest, Reply, ScriptedOpenAI, contract_reply
 from tests.support.serve_process import provider_env
+
+pytestmark = pytest.mark.one_database("sqlite")
 
 # A model name from outside, shown on the page: it must arrive there as text.
 JUDGE = "judge-<i>model</i>"

@@ -19,6 +19,8 @@ from tests.support.scripted_kimina import Recorded, ScriptedKimina
 from tests.support.scripted_openai import ScriptedOpenAI
 from tests.support.serve_process import provider_env
 
+pytestmark = pytest.mark.one_database("postgres")
+
 # external id -> lean_status, in file order.
 EXPECTED = {"item-1": "ok", "item-2": "error", "item-3": "ok"}
 

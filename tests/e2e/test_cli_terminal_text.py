@@ -17,7 +17,7 @@ from tests.e2e.test_cli_eval import labelled_rows, rows_file
 from tests.support.scripted_openai import Reply, ScriptedOpenAI
 from tests.support.serve_process import provider_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 EVIL_MODEL = "\x1b]0;pwned\x07\x1b[2J\x9b2J\u202emodel"
 # What a terminal obeys: ESC, BEL, CSI (C1) and the override; none may be printed raw.

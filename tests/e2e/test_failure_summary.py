@@ -10,11 +10,15 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
 from tests.e2e.test_cli_batch import FAITHFUL, INFORMAL, JUDGE_MISMATCH, faithscreen, formal
 from tests.e2e.test_cli_batch import pairs_file as write_pairs
 from tests.e2e.test_cli_eval import labelled_rows, rows_file
 from tests.support.scripted_openai import HttpError, ScriptedOpenAI
 from tests.support.serve_process import StartServe, free_port, provider_env
+
+pytestmark = pytest.mark.one_database("postgres")
 
 EXIT_PROVIDERS_FAILED = 3
 LINE = re.compile(r"^\d+ of \d+ screenings: \w+ — .+$")

@@ -24,7 +24,7 @@ from tests.e2e.test_cli_batch import (
 from tests.support.scripted_openai import ScriptedOpenAI
 from tests.support.serve_process import provider_env
 
-pytestmark = pytest.mark.e2e
+pytestmark = [pytest.mark.e2e, pytest.mark.one_database("sqlite")]
 
 
 def test_serve_on_a_port_in_use_is_one_line_and_exit_1_with_nothing_started(

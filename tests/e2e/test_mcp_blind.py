@@ -11,11 +11,14 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from mcp import Client
 
 from tests.e2e.test_mcp_tools import FIRST_KEY, make_key, over_http, text_of
 from tests.support.scripted_openai import ScriptedOpenAI, contract_reply
 from tests.support.serve_process import StartServe, provider_env
+
+pytestmark = pytest.mark.one_database("sqlite")
 
 PAIR = {
     "informal": "For every natural number n, n + 0 = n.",

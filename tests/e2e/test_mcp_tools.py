@@ -21,6 +21,8 @@ from mcp.client.streamable_http import streamable_http_client
 from tests.support.scripted_openai import ScriptedOpenAI, contract_reply
 from tests.support.serve_process import FAITHSCREEN, ServeProcess, StartServe, provider_env
 
+pytestmark = pytest.mark.one_database("postgres")
+
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 INFORMAL = "For every natural number n, n + 0 = n."
 FORMAL = "theorem mcp_e2e (n : ℕ) : n + 0 = n := by sorry"

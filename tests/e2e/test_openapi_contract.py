@@ -2,7 +2,8 @@
 serve` with an admin key, finds no undocumented status, no schema violation, no 5xx.
 
 Bounded for CI: a fixed seed, at most MAX_EXAMPLES examples an operation and MAX_SECONDS
-of testing per database. The run's own report is the failure message.
+of testing, on PostgreSQL (the in-process API fuzzing runs on both kinds). The run's own
+report is the failure message.
 """
 
 from __future__ import annotations
@@ -13,7 +14,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.serve_process import StartServe
+
+pytestmark = pytest.mark.one_database("postgres")
 
 FIRST_KEY = re.compile(r"^FIRST ADMIN KEY: (fs_\S+)$", re.MULTILINE)
 SCHEMATHESIS = str(Path(sys.executable).parent / "schemathesis")
