@@ -39,7 +39,7 @@ pytestmark = [pytest.mark.e2e, pytest.mark.real_model]
 COMMAND_TIMEOUT = 900
 TEN = 10
 # Free text: few pairs, enough to show the difference at a few seconds a call.
-FREE_TEXT_PAIRS = 4
+FREE_TEXT_PAIRS = 2
 # More tokens than a typical reply under the grammar takes (82-128 on average here), so a
 # free reply is not unreadable only for being cut.
 FREE_TEXT_CAP = "160"

@@ -37,6 +37,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.real_model]
 
 # One faithful and one mismatch pair: a reply that runs to the cap takes half a minute.
 PAIRS = 2
+# A reply's cap and ceiling, below the grammar's worst case `start` prints (1,754 and 881):
+# a readable JSON reply here took at most about 300 tokens, and one that writes a string
+# until the cap is cut at 512 (about 15 s) instead of at 1,754 (about 50 s).
+JSON_CAP = "512"
 READERS = {"json": "json-1", "tool": "tool-1"}
 
 
@@ -54,7 +58,15 @@ def screened_in(
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The pairs screened with both roles asked in `reply_format`: (results, reviews)."""
     database_url = f"sqlite:///{tmp_path / f'{reply_format}.db'}"
-    asked = {f"FAITHSCREEN_{role}_REPLY_FORMAT": reply_format for role in ("TRANSLATOR", "JUDGE")}
+    asked = {
+        f"FAITHSCREEN_{role}_{name}": value
+        for role in ("TRANSLATOR", "JUDGE")
+        for name, value in (
+            ("REPLY_FORMAT", reply_format),
+            ("MAX_TOKENS", JSON_CAP),
+            ("MAX_TOKENS_CEILING", JSON_CAP),
+        )
+    }
     env = env | asked | {"FAITHSCREEN_DATABASE_URL": database_url}
     out = tmp_path / f"{reply_format}.jsonl"
     pairs = ten_labelled(tmp_path, PAIRS)
