@@ -40,6 +40,9 @@ COMMAND_TIMEOUT = 900
 TEN = 10
 # Free text: few pairs, enough to show the difference at a few seconds a call.
 FREE_TEXT_PAIRS = 2
+# The pairs screened under the grammar and calibrated, three faithful and three mismatch
+# (ten until CI on a slower machine neared its 20 minutes: twenty calls took over 4 min).
+SCREENED = 6
 # More tokens than a typical reply under the grammar takes (82-128 on average here), so a
 # free reply is not unreadable only for being cut.
 FREE_TEXT_CAP = "160"
@@ -143,18 +146,18 @@ def test_providers_check_answers_for_both_roles(local_model: dict[str, str]) -> 
         assert "reachable  yes (HTTP 200)" in section and "answered   yes" in section, section
 
 
-def test_screening_ten_labelled_pairs_stores_every_call_raw_and_eval_counts_them(
+def test_screening_labelled_pairs_stores_every_call_raw_and_eval_counts_them(
     local_model: dict[str, str], tmp_path: Path
 ) -> None:
     database_url = f"sqlite:///{tmp_path / 'real.db'}"
     env = local_model | {"FAITHSCREEN_DATABASE_URL": database_url}
-    pairs = ten_labelled(tmp_path)
+    pairs = ten_labelled(tmp_path, SCREENED)
     screened = faithscreen(
         env, "screen", str(pairs), "--out", str(tmp_path / "out.jsonl"), timeout=COMMAND_TIMEOUT
     )
     assert screened.returncode == 0, screened.stderr
     results = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
-    assert len(results) == TEN and {r["status"] for r in results} == {"done"}
+    assert len(results) == SCREENED and {r["status"] for r in results} == {"done"}
     assert {r["outcome"] for r in results} <= {"passed", "flagged", "needs_review"}
     stored = reviews(database_url)
     assert {(r["screening_id"], r["role"]) for r in stored} == {
@@ -173,13 +176,13 @@ def test_screening_ten_labelled_pairs_stores_every_call_raw_and_eval_counts_them
             "empty",
         }, review
         assert json.loads(review["usage"])["prompt_tokens"] > 0
-    # Under the grammar the replies are readable: 95% of all calls, and at least 9 of the
-    # 10 first replies of each role (issue 36). No reply can be cut at these caps.
+    # Under the grammar the replies are readable: 95% of all calls, and all but one of the
+    # first replies of each role (issue 36). No reply can be cut at these caps.
     readable = [r for r in stored if r["parse_status"] == "ok"]
     assert len(readable) >= OK_UNDER_GRAMMAR * len(stored), measured_table(stored, results, None)
     for role in ("translator", "judge"):
         first = [r for r in stored if r["role"] == role and r["purpose"] != "format_retry"]
-        assert sum(r["parse_status"] == "ok" for r in first) >= TEN - 1, first
+        assert sum(r["parse_status"] == "ok" for r in first) >= SCREENED - 1, first
     assert not [r for r in stored if r["parse_status"] == "truncated"]
     # Readable is not right: the model is at chance, marked not evidential, and passes none.
     assert not [r for r in results if r["outcome"] == "passed"], results
@@ -190,9 +193,10 @@ def test_screening_ten_labelled_pairs_stores_every_call_raw_and_eval_counts_them
     assert calibrated.returncode == 0, calibrated.stderr
     body = json.loads(calibrated.stdout)
     matrix = body["matrix"]
-    assert body["labelled"] == TEN
-    assert [sum(matrix[label].values()) for label in ("faithful", "mismatch")] == [5, 5]
-    assert body["rates"]["false_pass"]["n"] == 5 and body["rates"]["false_alarm"]["n"] == 5
+    half = SCREENED // 2
+    assert body["labelled"] == SCREENED
+    assert [sum(matrix[label].values()) for label in ("faithful", "mismatch")] == [half, half]
+    assert body["rates"]["false_pass"]["n"] == half and body["rates"]["false_alarm"]["n"] == half
     print(measured_table(reviews(database_url), results, body))
 
 
