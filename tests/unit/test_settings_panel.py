@@ -9,8 +9,12 @@ import pytest
 from typer.testing import CliRunner
 
 import app.cli.config  # noqa: F401 -- registers the command on `cli`
+from app.budgets.service import Budgets, ProviderGate
 from app.cli.environment import ignored_judge_warning, unknown_variable_warnings
 from app.cli.root import cli
+from app.llm.budget import Budget
+from app.repositories.provider_budgets import Provider
+from app.runtime import build_judge_clients
 from app.settings import Settings
 from app.vocabulary import SINGLE_JUDGE
 
@@ -165,3 +169,23 @@ def test_panel_variables_are_known_and_the_single_judge_is_said_to_be_ignored() 
     code, output = run(env)
     assert code == 0
     assert output.count("are ignored") == 1
+
+
+def test_each_panel_judge_is_admitted_by_its_own_provider_s_shared_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """FAITHSCREEN_JUDGE_<NAME>_REQUESTS_PER_MINUTE, _TOKENS_PER_MINUTE and _MAX_IN_FLIGHT
+    reach the gate that admits that judge's calls (the gate is the shared budget's, tested
+    across processes in tests/integration/test_provider_budgets.py)."""
+    env = PANEL | {
+        "FAITHSCREEN_JUDGE_A_TOKENS_PER_MINUTE": "90000",
+        "FAITHSCREEN_JUDGE_C_MAX_IN_FLIGHT": "3",
+    }
+    budgets = Budgets(None, owner="worker")  # type: ignore[arg-type]  # no call is made
+    clients = build_judge_clients(settings_of(monkeypatch, env), budgets)
+    gates = {name: client._gate for name, client in clients.items()}
+    assert all(isinstance(gate, ProviderGate) for gate in gates.values())
+    budget = {name: gate.budget for name, gate in gates.items()}  # type: ignore[attr-defined]
+    assert budget == {"a": Budget(0, 90000, 0), "b": Budget(50, 0, 0), "c": Budget(0, 0, 3)}
+    # Keyed by base URL (credentials dropped) and model, as every process keys it.
+    assert gates["b"].provider == Provider("https://api.anthropic.example/v1", "claude")  # type: ignore[attr-defined]
