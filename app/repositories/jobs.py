@@ -176,11 +176,12 @@ async def claim(
     taken = await _take(session, lapsed, (Job.lease_expires_at,), limit, lease)
     due = and_(QUEUED_ONLY, _run_after(session) <= now)
     order = (Job.priority_rank, Job.turn)
-    if batch_limit is not None and batch_limit < limit - len(taken):
+    room = limit - len(taken)
+    if batch_limit is not None and batch_limit < room:
         interactive = and_(due, Job.priority_rank == PRIORITY_RANKS[Priority.INTERACTIVE])
-        taken += await _take(session, interactive, order, limit - len(taken), lease)
-        limit = len(taken) + batch_limit
-    taken += await _take(session, due, order, limit - len(taken), lease)
+        taken += await _take(session, interactive, order, room, lease)
+        room = min(limit - len(taken), batch_limit)
+    taken += await _take(session, due, order, room, lease)
     return sorted(taken, key=lambda job: job.id)
 
 

@@ -205,3 +205,16 @@ async def test_a_claim_with_a_batch_limit_takes_the_interactive_jobs_and_that_ma
     assert await claim(4, 0) == []  # no interactive job left, and no room for batch work
     assert await claim(3, 3) == sorted(batch[1:4])
     assert await claim(3, 5) == batch[4:]
+
+
+async def test_a_claim_with_a_batch_limit_never_takes_more_than_its_limit(
+    session_factory: async_sessionmaker[AsyncSession],
+) -> None:
+    """Interactive jobs that fill the limit leave no room for batch work, whatever
+    `batch_limit` says: a worker is never handed more jobs than its free slots."""
+    await queue(session_factory, "pipeline", 3, BATCH)
+    singles = await queue(session_factory, "agent", 3, INTERACTIVE)
+    async with session_factory() as session:
+        claimed = await jobs.claim(session, owner="w", lease_seconds=60, limit=2, batch_limit=1)
+        await session.commit()
+    assert sorted(job.screening_id for job in claimed) == sorted(singles[:2])
