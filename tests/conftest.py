@@ -137,13 +137,17 @@ BOTH_DATABASES = [
     pytest.param("sqlite", id="sqlite"),
     pytest.param("postgres", id="postgres", marks=pytest.mark.postgres),
 ]
+KINDS = ("sqlite", "postgres")
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect a `one_database` test's run on the other kind of database."""
+    """Deselect a `one_database` test's run on the other kind of database. A kind it does
+    not know is refused: it would deselect the test on both."""
     kept, dropped = [], []
     for item in items:
         marker = item.get_closest_marker("one_database")
+        if marker is not None and marker.args[:1] not in [(kind,) for kind in KINDS]:
+            raise pytest.UsageError(f"{item.nodeid}: one_database takes one of {KINDS}")
         params = getattr(item, "callspec", None)
         kind = params.params.get("database_url") if params is not None else None
         if marker is not None and kind is not None and kind != marker.args[0]:
