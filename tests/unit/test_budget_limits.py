@@ -4,9 +4,7 @@ holds it back, and how a call's tokens are settled."""
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
-from typing import Any
 
 import pytest
 
@@ -161,7 +159,7 @@ def test_mixed_calls_never_exceed_a_provider_holding_one_second_of_its_limit(rpm
     takes every start, and the long run's rate is the limit's."""
     rng = random.Random(rpm)
     budget = Budget(requests_per_minute=rpm, tokens_per_minute=rpm * 2000)
-    bucket, starts, tokens_at = fresh(), [], []
+    bucket, calls = fresh(), []  # (start in seconds, tokens) of each call granted
     clock = 0.0
     for _ in range(3000):
         clock += rng.expovariate(rpm / 60 * 3)  # asked three times as often as allowed
@@ -170,30 +168,31 @@ def test_mixed_calls_never_exceed_a_provider_holding_one_second_of_its_limit(rpm
         now = at(clock)
         decision = admit(bucket, budget, tokens, now, 30, ahead_for(batch, 30), batch=batch)
         if isinstance(decision, Grant):
-            starts.append((decision.start - NOW).total_seconds())
-            tokens_at.append(((decision.start - NOW).total_seconds(), tokens))
+            calls.append(((decision.start - NOW).total_seconds(), tokens))
             bucket = fresh(
                 next_request_at=decision.next_request_at, next_token_at=decision.next_token_at
             )
-    assert _refused(sorted(starts), rate=rpm / 60, size=lambda _: 1) == []
-    assert _refused(sorted(tokens_at), rate=rpm * 2000 / 60, size=lambda c: c[1]) == []
+    calls.sort()
+    assert _refused([(start, 1) for start, _ in calls], rate=rpm / 60) == []
+    assert _refused(calls, rate=rpm * 2000 / 60) == []
+    starts = [start for start, _ in calls]
     # GCRA: the starts in a span hold at most (span + tolerance) / interval + 1 calls; the
     # interval as stored, to the microsecond.
     span, interval = max(starts) - min(starts), timedelta(seconds=60 / rpm).total_seconds()
     assert len(starts) <= (span + interactive_tolerance(60 / rpm)) / interval + 1 + 1e-6
 
 
-def _refused(calls: list[Any], rate: float, size: Callable[[Any], float]) -> list[Any]:
-    """The calls a token bucket of one second's `rate` (starting full) would refuse."""
+def _refused(calls: list[tuple[float, int]], rate: float) -> list[tuple[float, int]]:
+    """The (start, size) calls a token bucket of one second's `rate` (starting full) would
+    refuse, taken in start order."""
     capacity = max(1.0, rate)
     level, last, refused = capacity, None, []
-    for call in calls:
-        when = call if isinstance(call, float) else call[0]
+    for when, size in calls:
         if last is not None:
             level = min(capacity, level + (when - last) * rate)
         last = when
-        if level + 1e-9 < size(call):
-            refused.append(call)
+        if level + 1e-9 < size:
+            refused.append((when, size))
         else:
-            level -= size(call)
+            level -= size
     return refused
